@@ -42080,7 +42080,7 @@ class ConfigError extends SchoolError {
 class CorruptStateError extends SchoolError {
   constructor(file, quarantinedTo, line, detail) {
     super(
-      `state file ${file} is corrupt at line ${line} (${detail}); ` + (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : "") + "Refusing to continue on partial state: inspect the quarantined copy, repair or remove it, then rerun."
+      `state file ${file} is corrupt at line ${line} (${detail}); ` + (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : "") + "Refusing to continue on partial state. To recover, run `school checkpoint recover` in this state directory (it merges every record of the quarantined copy that still parses back into the log, drops only the broken lines and keeps the copy); never delete the quarantined copy: without its records, delivered issues would be planned again and their branches moved."
     );
     this.file = file;
     this.quarantinedTo = quarantinedTo;
@@ -42171,25 +42171,29 @@ function isSensitiveKey(key) {
   return known;
 }
 const sensitiveKeys = /* @__PURE__ */ new Map();
-const TOKEN_PATTERNS = [
+const TOKEN_FORMATS = [
   // PEM private keys, terminated or torn.
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  {
+    kind: "a PEM private key",
+    pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g
+  },
   // GitHub tokens.
-  /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
+  { kind: "a GitHub token", pattern: /\bgithub_pat_[A-Za-z0-9_]{20,255}/g },
+  { kind: "a GitHub token", pattern: /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g },
   // Anthropic and OpenAI keys.
-  /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
-  /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
+  { kind: "an Anthropic API key", pattern: /\bsk-ant-[A-Za-z0-9_-]{16,}/g },
+  { kind: "an OpenAI API key", pattern: /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g },
   // AWS access key ids.
-  /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
+  { kind: "an AWS access key id", pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g },
   // Slack tokens and webhooks.
-  /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
-  /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
+  { kind: "a Slack token", pattern: /\bxox[abposre]-[A-Za-z0-9-]{8,}/g },
+  { kind: "a Slack webhook", pattern: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g },
   // JSON Web Tokens.
-  /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+  { kind: "a JSON Web Token", pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g },
   // Google API keys.
-  /\bAIza[0-9A-Za-z_-]{35}\b/g
+  { kind: "a Google API key", pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g }
 ];
+const TOKEN_PATTERNS = TOKEN_FORMATS.map((f) => f.pattern);
 const CONTEXT_PATTERNS = [
   [/\b(authorization\s*[:=]\s*(?:bearer|token|basic)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
   [/\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, `$1${REDACTED}`],
@@ -42202,6 +42206,10 @@ const CONTEXT_PATTERNS = [
 const knownSecrets = /* @__PURE__ */ new Set();
 function registerSecret(value) {
   if (value && value.length >= 6) knownSecrets.add(value);
+}
+function holdsRegisteredSecret(text, counts = () => true) {
+  for (const secret of knownSecrets) if (text.includes(secret) && counts(secret)) return true;
+  return false;
 }
 const LOWER_LITERALS = /private key|github_pat_|gh[pousr]_|sk-|xox|hooks\.slack\.com|authorization|bearer|token|secret|passw|api[_-]?key|access[_-]?key|private[_-]?key|:\/\//;
 const EXACT_LITERALS = /eyJ|AIza|A(?:KI|SI|GP|ID|RO|NP)A/;
@@ -42288,6 +42296,168 @@ const silentLogger = {
   group: (_name, fn) => fn()
 };
 
+
+;// CONCATENATED MODULE: external "node:fs"
+const external_node_fs_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:fs");
+// EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
+var dist = __nccwpck_require__(8815);
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/regexes.js
+
+/**
+ * @deprecated CUID v1 is deprecated by its authors due to information leakage
+ * (timestamps embedded in the id). Use {@link cuid2} instead.
+ * See https://github.com/paralleldrive/cuid.
+ */
+const cuid = /^[cC][0-9a-z]{6,}$/;
+const cuid2 = /^[0-9a-z]+$/;
+const ulid = /^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$/;
+const xid = /^[0-9a-vA-V]{20}$/;
+const ksuid = /^[A-Za-z0-9]{27}$/;
+const nanoid = /^[a-zA-Z0-9_-]{21}$/;
+function nanoidOfLength(length) {
+    return new RegExp(`^[a-zA-Z0-9_-]{${length}}$`);
+}
+/** ISO 8601-1 duration regex. Does not support the 8601-2 extensions like negative durations or fractional/negative components. */
+const duration = /^P(?:(\d+W)|(?!.*W)(?=\d|T\d)(\d+Y)?(\d+M)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?)$/;
+/** Implements ISO 8601-2 extensions like explicit +- prefixes, mixing weeks with other units, and fractional/negative components. */
+const extendedDuration = /^[-+]?P(?!$)(?:(?:[-+]?\d+Y)|(?:[-+]?\d+[.,]\d+Y$))?(?:(?:[-+]?\d+M)|(?:[-+]?\d+[.,]\d+M$))?(?:(?:[-+]?\d+W)|(?:[-+]?\d+[.,]\d+W$))?(?:(?:[-+]?\d+D)|(?:[-+]?\d+[.,]\d+D$))?(?:T(?=[\d+-])(?:(?:[-+]?\d+H)|(?:[-+]?\d+[.,]\d+H$))?(?:(?:[-+]?\d+M)|(?:[-+]?\d+[.,]\d+M$))?(?:[-+]?\d+(?:[.,]\d+)?S)?)??$/;
+/** A regex for any UUID-like identifier: 8-4-4-4-12 hex pattern */
+const guid = /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/;
+/** Returns a regex for validating an RFC 9562/4122 UUID.
+ *
+ * @param version Optionally specify a version 1-8. If no version is specified, all versions are supported. */
+const uuid = (version) => {
+    if (!version)
+        return /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$/;
+    return new RegExp(`^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-${version}[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12})$`);
+};
+const uuid4 = /*@__PURE__*/ (/* unused pure expression or super */ null && (uuid(4)));
+const uuid6 = /*@__PURE__*/ (/* unused pure expression or super */ null && (uuid(6)));
+const uuid7 = /*@__PURE__*/ (/* unused pure expression or super */ null && (uuid(7)));
+/** Practical email validation */
+const email = /^(?:[A-Za-z0-9_'+\-]+\.)*[A-Za-z0-9_'+\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\-]*\.)+[A-Za-z]{2,}$/;
+/** Equivalent to the HTML5 input[type=email] validation implemented by browsers. Source: https://developer.mozilla.org/en-US/docs/Web/HTML/Element/input/email */
+const html5Email = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
+/** The classic emailregex.com regex for RFC 5322-compliant emails */
+const rfc5322Email = /^(([^<>()\[\]\\.,;:\s@"]+(\.[^<>()\[\]\\.,;:\s@"]+)*)|(".+"))@((\[[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}])|(([a-zA-Z\-0-9]+\.)+[a-zA-Z]{2,}))$/;
+/** A loose regex that allows Unicode characters, enforces length limits, and that's about it. */
+const unicodeEmail = /^[^\s@"]{1,64}@[^\s@]{1,255}$/u;
+const idnEmail = (/* unused pure expression or super */ null && (unicodeEmail));
+const browserEmail = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
+// from https://thekevinscott.com/emojis-in-javascript/#writing-a-regular-expression
+// Single character class, not an alternation: the two properties overlap (U+1F9B0-U+1F9B3), so `(A|B)+` backtracks exponentially on a failed match. The leading lookahead then demands one anchor — a pictograph, a regional indicator, or the enclosing keycap — because `\p{Emoji_Component}` on its own covers ASCII digits, `#`, `*`, ZWJ, variation selectors and skin tone modifiers, none of which is an emoji without a base.
+const _emoji = `^(?=[\\s\\S]*[\\p{Extended_Pictographic}\\p{Regional_Indicator}\\u20E3])[\\p{Extended_Pictographic}\\p{Emoji_Component}]+$`;
+function emoji() {
+    return new RegExp(_emoji, "u");
+}
+const ipv4 = /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])$/;
+const ipv6 = /^(([0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,7}:|([0-9a-fA-F]{1,4}:){1,6}:[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,5}(:[0-9a-fA-F]{1,4}){1,2}|([0-9a-fA-F]{1,4}:){1,4}(:[0-9a-fA-F]{1,4}){1,3}|([0-9a-fA-F]{1,4}:){1,3}(:[0-9a-fA-F]{1,4}){1,4}|([0-9a-fA-F]{1,4}:){1,2}(:[0-9a-fA-F]{1,4}){1,5}|[0-9a-fA-F]{1,4}:((:[0-9a-fA-F]{1,4}){1,6})|:((:[0-9a-fA-F]{1,4}){1,7}|:))$/;
+const mac = (delimiter) => {
+    const escapedDelim = util.escapeRegex(delimiter ?? ":");
+    return new RegExp(`^(?:[0-9A-F]{2}${escapedDelim}){5}[0-9A-F]{2}$|^(?:[0-9a-f]{2}${escapedDelim}){5}[0-9a-f]{2}$`);
+};
+const cidrv4 = /^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\/([0-9]|[1-2][0-9]|3[0-2])$/;
+const cidrv6 = /^(([0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,7}:|([0-9a-fA-F]{1,4}:){1,6}:[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,5}(:[0-9a-fA-F]{1,4}){1,2}|([0-9a-fA-F]{1,4}:){1,4}(:[0-9a-fA-F]{1,4}){1,3}|([0-9a-fA-F]{1,4}:){1,3}(:[0-9a-fA-F]{1,4}){1,4}|([0-9a-fA-F]{1,4}:){1,2}(:[0-9a-fA-F]{1,4}){1,5}|[0-9a-fA-F]{1,4}:((:[0-9a-fA-F]{1,4}){1,6})|:((:[0-9a-fA-F]{1,4}){1,7}|:))\/(12[0-8]|1[01][0-9]|[1-9]?[0-9])$/;
+// https://stackoverflow.com/questions/7860392/determine-if-string-is-in-base64-using-javascript
+const base64 = /^$|^(?:[0-9a-zA-Z+/]{4})*(?:(?:[0-9a-zA-Z+/]{2}==)|(?:[0-9a-zA-Z+/]{3}=))?$/;
+const base64url = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$/;
+// based on https://stackoverflow.com/questions/106179/regular-expression-to-match-dns-hostname-or-ip-address
+// export const hostname: RegExp = /^([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+$/;
+const hostname = /^(?=.{1,253}\.?$)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-0-9a-zA-Z]{0,61}[0-9a-zA-Z])?)*\.?$/;
+const domain = /^(?=.{1,253}$)([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}$/;
+const httpProtocol = /^https?$/;
+// https://blog.stevenlevithan.com/archives/validate-phone-number#r4-3 (regex sans spaces) E.164: leading digit must be 1-9; total digits (excluding '+') between 7-15
+const e164 = /^\+[1-9]\d{6,14}$/;
+// Credit card shape: 12–19 digits, optionally separated by single spaces or single hyphens. ISO/IEC 7812 caps the PAN at 19 digits; 12 is the shortest issued length (Maestro).
+const creditCard = /^\d(?:[ -]?\d){11,18}$/;
+// ISO 4217 alpha codes from the SIX list, regenerated by scripts/update-iso-4217.ts
+const currencyCode = /^(?:AED|AFN|ALL|AMD|AOA|ARS|AUD|AWG|AZN|BAM|BBD|BDT|BHD|BIF|BMD|BND|BOB|BOV|BRL|BSD|BTN|BWP|BYN|BZD|CAD|CDF|CHE|CHF|CHW|CLF|CLP|CNY|COP|COU|CRC|CUP|CVE|CZK|DJF|DKK|DOP|DZD|EGP|ERN|ETB|EUR|FJD|FKP|GBP|GEL|GHS|GIP|GMD|GNF|GTQ|GYD|HKD|HNL|HTG|HUF|IDR|ILS|INR|IQD|IRR|ISK|JMD|JOD|JPY|KES|KGS|KHR|KMF|KPW|KRW|KWD|KYD|KZT|LAK|LBP|LKR|LRD|LSL|LYD|MAD|MDL|MGA|MKD|MMK|MNT|MOP|MRU|MUR|MVR|MWK|MXN|MXV|MYR|MZN|NAD|NGN|NIO|NOK|NPR|NZD|OMR|PAB|PEN|PGK|PHP|PKR|PLN|PYG|QAR|RON|RSD|RUB|RWF|SAR|SBD|SCR|SDG|SEK|SGD|SHP|SLE|SOS|SRD|SSP|STN|SVC|SYP|SZL|THB|TJS|TMT|TND|TOP|TRY|TTD|TWD|TZS|UAH|UGX|USD|USN|UYI|UYU|UYW|UZS|VED|VES|VND|VUV|WST|XAD|XAF|XAG|XAU|XBA|XBB|XBC|XBD|XCD|XCG|XDR|XOF|XPD|XPF|XPT|XSU|XTS|XUA|XXX|YER|ZAR|ZMW|ZWG)$/;
+// iban electronic format: 2-letter country, check digits 02-98 (the only values `98 - remainder` can produce), 11-30 bban characters
+const iban = /^[A-Z]{2}(?!00|01|99)\d{2}[A-Z0-9]{11,30}$/;
+const dateSource = `(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))`;
+/** Anchors a pattern source. The interpolation lives here rather than at the call site because
+ * esbuild will not drop a `@__PURE__` call whose own argument interpolates a variable, but it
+ * will drop `anchor(dateSource)`. Keeping it inline pinned `date` into every bundle. */
+function regexes_anchor(source) {
+    return new RegExp(`^${source}$`);
+}
+const date = /*@__PURE__*/ regexes_anchor(dateSource);
+function timeSource(args) {
+    const hhmm = `(?:[01]\\d|2[0-3]):[0-5]\\d`;
+    const regex = typeof args.precision === "number"
+        ? args.precision === -1
+            ? `${hhmm}`
+            : args.precision === 0
+                ? `${hhmm}:[0-5]\\d`
+                : `${hhmm}:[0-5]\\d\\.\\d{${args.precision}}`
+        : args.seconds
+            ? `${hhmm}:[0-5]\\d(?:\\.\\d+)?`
+            : `${hhmm}(?::[0-5]\\d(?:\\.\\d+)?)?`;
+    return regex;
+}
+function time(args) {
+    return new RegExp(`^${timeSource(args)}$`);
+}
+// Adapted from https://stackoverflow.com/a/3143231
+function datetime(args) {
+    const opts = ["Z"];
+    // if (args.offset) opts.push(`([+-]\\d{2}:\\d{2})`);
+    if (args.offset)
+        opts.push(`([+-](?:[01]\\d|2[0-3]):[0-5]\\d)`);
+    // RFC 3339 mandates seconds wherever the time carries a `Z` or an offset, so only the unqualified form `local` adds may omit them
+    const qualified = `${timeSource({ precision: args.precision, seconds: true })}(?:${opts.join("|")})`;
+    const timeRegex = args.local ? `${qualified}|${timeSource({ precision: args.precision })}` : qualified;
+    return new RegExp(`^${dateSource}T(?:${timeRegex})$`);
+}
+// the unbounded form of `string()` as a literal, so every plain string shares one instance instead of building its own
+const anyString = /^[\s\S]{0,}$/;
+const string = (params) => {
+    const regex = params ? `[\\s\\S]{${params?.minimum ?? 0},${params?.maximum ?? ""}}` : `[\\s\\S]*`;
+    return new RegExp(`^${regex}$`);
+};
+const bigint = /^-?\d+n?$/;
+const integer = /^-?\d+$/;
+const number = /^-?\d+(?:\.\d+)?$/;
+const regexes_boolean = /^(?:true|false)$/i;
+const _null = /^null$/i;
+
+const _undefined = /^undefined$/i;
+
+// regex for string with no uppercase letters
+const lowercase = /^[^A-Z]*$/;
+// regex for string with no lowercase letters
+const uppercase = /^[^a-z]*$/;
+// regex for hexadecimal strings (any length)
+const hex = /^[0-9a-fA-F]*$/;
+// Hash regexes for different algorithms and encodings
+// Helper function to create base64 regex with exact length and padding
+function fixedBase64(bodyLength, padding) {
+    return new RegExp(`^[A-Za-z0-9+/]{${bodyLength}}${padding}$`);
+}
+// Helper function to create base64url regex with exact length (no padding)
+function fixedBase64url(length) {
+    return new RegExp(`^[A-Za-z0-9_-]{${length}}$`);
+}
+// MD5 (16 bytes): base64 = 24 chars total (22 + "==")
+const md5_hex = /^[0-9a-fA-F]{32}$/;
+const md5_base64 = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64(22, "==")));
+const md5_base64url = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64url(22)));
+// SHA1 (20 bytes): base64 = 28 chars total (27 + "=")
+const sha1_hex = /^[0-9a-fA-F]{40}$/;
+const sha1_base64 = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64(27, "=")));
+const sha1_base64url = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64url(27)));
+// SHA256 (32 bytes): base64 = 44 chars total (43 + "=")
+const sha256_hex = /^[0-9a-fA-F]{64}$/;
+const sha256_base64 = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64(43, "=")));
+const sha256_base64url = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64url(43)));
+// SHA384 (48 bytes): base64 = 64 chars total (no padding)
+const sha384_hex = /^[0-9a-fA-F]{96}$/;
+const sha384_base64 = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64(64, "")));
+const sha384_base64url = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64url(64)));
+// SHA512 (64 bytes): base64 = 88 chars total (86 + "==")
+const sha512_hex = /^[0-9a-fA-F]{128}$/;
+const sha512_base64 = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64(86, "==")));
+const sha512_base64url = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64url(86)));
 
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
 
@@ -43306,477 +43476,6 @@ function config(newConfig) {
         Object.assign(globalConfig, newConfig);
     return globalConfig;
 }
-
-;// CONCATENATED MODULE: ./node_modules/zod/v4/core/memoizer.js
-
-class $ZodCyclicError extends Error {
-    constructor() {
-        super(`Cannot parse a reference cycle that closes through a transform`);
-        this.name = "ZodCyclicError";
-    }
-}
-/** Keyed off the context object every schema in one parse call already shares. */
-const STATE = "~memo";
-const NO_ISSUES = [];
-// a value a cycle can close through
-function isRef(value) {
-    return value !== null && typeof value === "object";
-}
-// Receivers prefix paths in place, so the cache and every hand-out need their own copies.
-function cloneIssues(issues) {
-    return issues.map((iss) => (iss.path ? { ...iss, path: iss.path.slice() } : { ...iss }));
-}
-const recursive = /*@__PURE__*/ new WeakMap();
-/** What the walk established, in order of certainty: ordered so the strongest answer among children wins. */
-const NONE = 0;
-const ASSUMED = 1;
-const PROVEN = 2;
-/** Whether this schema's subtree contains a cycle, so one parse can re-enter it. */
-function isRecursive(inst, stack, resolve) {
-    const cached = recursive.get(inst);
-    if (cached !== undefined)
-        return cached ? PROVEN : NONE;
-    // Relative to the walk in progress, so not cached.
-    if (stack.has(inst))
-        return PROVEN;
-    stack.add(inst);
-    let result = NONE;
-    const check = (child) => {
-        if (result !== PROVEN && child?._zod) {
-            const answer = isRecursive(child, stack, resolve);
-            if (answer > result)
-                result = answer;
-        }
-    };
-    // `Reflect.ownKeys` rather than `Object.keys`, so a cycle through a declared symbol key is still seen
-    const shape = (sh, spread) => {
-        let answer = NONE;
-        for (const key of Reflect.ownKeys(sh)) {
-            const desc = Object.getOwnPropertyDescriptor(sh, key);
-            // an object resolves its shape by spread, so a key it does not enumerate is never parsed; `z.properties` reads every own key and so keeps them all
-            if (spread && !desc.enumerable)
-                continue;
-            // resolving runs user code, and a factory mints a fresh subtree per read, so an edge the walk can't follow counts as a cycle
-            const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve) : NONE;
-            if (child > answer)
-                answer = child;
-        }
-        return answer;
-    };
-    const merge = (answer) => {
-        if (answer > result)
-            result = answer;
-    };
-    const def = inst._zod.def;
-    const kind = def.type;
-    switch (kind) {
-        case "object": {
-            const raw = rawShape(def);
-            // a def with no raw shape answers `shape` from an accessor of its own, and running that can mint a whole fresh subtree
-            merge(raw ? shape(raw, true) : ASSUMED);
-            check(def.catchall);
-            break;
-        }
-        case "array":
-            check(def.element);
-            break;
-        case "tuple":
-            for (const el of def.items)
-                check(el);
-            check(def.rest);
-            break;
-        case "record":
-        case "map":
-            check(def.keyType);
-            check(def.valueType);
-            break;
-        case "set":
-            check(def.valueType);
-            break;
-        case "union":
-            for (const el of def.options)
-                check(el);
-            break;
-        case "intersection":
-            check(def.left);
-            check(def.right);
-            break;
-        case "optional":
-        case "nullable":
-        case "default":
-        case "prefault":
-        case "catch":
-        case "readonly":
-        case "nonoptional":
-        case "promise":
-        case "success":
-            check(def.innerType);
-            break;
-        case "pipe":
-            check(def.in);
-            check(def.out);
-            break;
-        case "function":
-            check(def.input);
-            check(def.output);
-            break;
-        // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
-        case "lazy": {
-            const inner = def._cachedInner ?? (resolve ? inst._zod.innerType : undefined);
-            // walked with resolution off: one hop sees past the deferral, and a lazy that yields only another unresolved lazy is generative, so it stops there
-            merge(inner ? isRecursive(inner, stack, false) : ASSUMED);
-            break;
-        }
-        // a leaf by choice: `parts` are regex fragments, not data positions
-        case "template_literal":
-        // leaves
-        case "string":
-        case "number":
-        case "int":
-        case "boolean":
-        case "bigint":
-        case "symbol":
-        case "undefined":
-        case "null":
-        case "void":
-        case "never":
-        case "any":
-        case "unknown":
-        case "date":
-        case "nan":
-        case "enum":
-        case "literal":
-        case "file":
-        case "transform":
-        case "custom":
-            break;
-        default: {
-            // a new built-in kind becomes a compile error here
-            kind;
-            // a user-defined kind can still hold children, and only its author knows where, so fall back to scanning the def — skipping accessors, since reading one can run user code
-            for (const key in def) {
-                const desc = Object.getOwnPropertyDescriptor(def, key);
-                if (!desc || desc.get)
-                    continue;
-                const value = desc.value;
-                if (!value || typeof value !== "object")
-                    continue;
-                if (value._zod)
-                    check(value);
-                else if (Array.isArray(value))
-                    for (const el of value)
-                        check(el);
-            }
-        }
-    }
-    stack.delete(inst);
-    return settle(inst, result);
-}
-/** An assumed answer must not outlive the resolution that settles it, so only a certain one is cached. */
-function settle(inst, answer) {
-    if (answer !== ASSUMED)
-        recursive.set(inst, answer === PROVEN);
-    return answer;
-}
-/**
- * Whether one parse can re-enter this schema, i.e. its subtree contains a cycle.
- * Exported for `z.compile`, which refuses to compile such a schema: cycle
- * breaking is driven from here off state keyed on the parse context, and a
- * generated fast path has no context to key on.
- */
-function isRecursiveSchema(inst) {
-    // z.compile never parses, so nothing would ever resolve a lazy for it; it runs once and already treats a throw here as recursive
-    return isRecursive(inst, new Set(), true) !== NONE;
-}
-function bucketFor(state, inst) {
-    let bucket = state.buckets.get(inst);
-    if (!bucket) {
-        bucket = new WeakMap();
-        state.buckets.set(inst, bucket);
-    }
-    return bucket;
-}
-// Set immediately before delegating to core and cleared immediately after, so `alloc` registers only for a visit this module is driving.
-let handoff;
-// Allocated but unfinished entries. `alloc` and the matching pop both happen in the synchronous part of a parse, so they nest even when children are async, and one stack serves every schema.
-const memoizer_open = [];
-const memo = {
-    alloc(_inst, payload, empty) {
-        const bucket = handoff;
-        if (!bucket)
-            return empty;
-        handoff = undefined;
-        const entry = { value: empty, issues: null };
-        bucket.set(payload.value, entry);
-        memoizer_open.push(entry);
-        return empty;
-    },
-    guard(inst) {
-        var _a;
-        (_a = inst._zod).deferred ?? (_a.deferred = []);
-        inst._zod.deferred.push(() => {
-            const base = inst._zod.parse;
-            const wrapped = (payload, ctx) => {
-                // The value is a placeholder a back-edge is still waiting on, so the cycle closes through this transform. Its output can't exist in time to bind.
-                if (ctx.direction !== "backward" && isBackEdge(ctx, payload.value))
-                    throw new $ZodCyclicError();
-                return base(payload, ctx);
-            };
-            inst._zod.parse = wrapped;
-            if (inst._zod.run === base)
-                inst._zod.run = wrapped;
-        });
-    },
-    attach(inst) {
-        var _a;
-        let isRecursiveInst;
-        let rechecked = false;
-        // a recursive schema is re-entered many times per parse and its bucket never changes
-        let lastCtx;
-        let lastBucket;
-        // Wraps `parse` in a deferred so it sees the container's final parse. Core's own deferred copies `parse` into `run` when there are no checks, and it ran first, so `run` is patched to match; with checks, `run` reads `parse` dynamically.
-        (_a = inst._zod).deferred ?? (_a.deferred = []);
-        inst._zod.deferred.push(() => {
-            const base = inst._zod.parse;
-            const wrapped = (payload, ctx) => {
-                if (isRecursiveInst === undefined) {
-                    const walked = isRecursive(inst, new Set(), false);
-                    if (walked === NONE) {
-                        // Nothing here can ever fire, so take it back out.
-                        inst._zod.parse = base;
-                        if (inst._zod.run === wrapped)
-                            inst._zod.run = base;
-                        return base(payload, ctx);
-                    }
-                    // this parse resolves the deferred edges on its own path, so ask once more before latching
-                    if (walked === PROVEN || rechecked)
-                        isRecursiveInst = true;
-                    else
-                        rechecked = true;
-                }
-                const input = payload.value;
-                if (!isRef(input))
-                    return base(payload, ctx);
-                let state = ctx[STATE];
-                if (!state) {
-                    state = { buckets: new WeakMap(), backEdges: undefined };
-                    ctx[STATE] = state;
-                }
-                let bucket;
-                if (lastCtx === ctx) {
-                    bucket = lastBucket;
-                }
-                else {
-                    bucket = bucketFor(state, inst);
-                    lastCtx = ctx;
-                    lastBucket = bucket;
-                }
-                const hit = bucket.get(input);
-                if (hit) {
-                    payload.value = hit.value;
-                    if (hit.issues) {
-                        if (hit.issues.length)
-                            payload.issues.push(...cloneIssues(hit.issues));
-                    }
-                    else {
-                        // Still being parsed: its own checks cover it, so skip them here.
-                        payload.memo = true;
-                        state.backEdges ?? (state.backEdges = new WeakSet());
-                        state.backEdges.add(hit.value);
-                    }
-                    return payload;
-                }
-                handoff = bucket;
-                const depth = memoizer_open.length;
-                const result = base(payload, ctx);
-                handoff = undefined;
-                // A container that rejected its input outright allocated nothing.
-                const entry = memoizer_open.length > depth ? memoizer_open.pop() : undefined;
-                // Both paths written out so the sync one allocates no closure. It runs once per node, and capturing here cost more than everything else combined.
-                if (result instanceof Promise) {
-                    return result.then((r) => {
-                        if (entry)
-                            entry.issues = r.issues.length ? cloneIssues(r.issues) : NO_ISSUES;
-                        return r;
-                    });
-                }
-                if (entry)
-                    entry.issues = result.issues.length ? cloneIssues(result.issues) : NO_ISSUES;
-                return result;
-            };
-            inst._zod.parse = wrapped;
-            if (inst._zod.run === base)
-                inst._zod.run = wrapped;
-        });
-    },
-};
-/** The memoizer that gives containers cycle support. `zod` installs it by default; `zod/mini` opts in with `config({ memoizer: memoizer() })`. */
-function memoizer() {
-    return memo;
-}
-/** Whether this value is a node a back-edge resolved to before it finished. */
-function isBackEdge(ctx, value) {
-    const backEdges = ctx[STATE]?.backEdges;
-    return backEdges !== undefined && isRef(value) && backEdges.has(value);
-}
-
-;// CONCATENATED MODULE: ./node_modules/zod/v4/core/regexes.js
-
-/**
- * @deprecated CUID v1 is deprecated by its authors due to information leakage
- * (timestamps embedded in the id). Use {@link cuid2} instead.
- * See https://github.com/paralleldrive/cuid.
- */
-const cuid = /^[cC][0-9a-z]{6,}$/;
-const cuid2 = /^[0-9a-z]+$/;
-const ulid = /^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$/;
-const xid = /^[0-9a-vA-V]{20}$/;
-const ksuid = /^[A-Za-z0-9]{27}$/;
-const nanoid = /^[a-zA-Z0-9_-]{21}$/;
-function nanoidOfLength(length) {
-    return new RegExp(`^[a-zA-Z0-9_-]{${length}}$`);
-}
-/** ISO 8601-1 duration regex. Does not support the 8601-2 extensions like negative durations or fractional/negative components. */
-const duration = /^P(?:(\d+W)|(?!.*W)(?=\d|T\d)(\d+Y)?(\d+M)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?)$/;
-/** Implements ISO 8601-2 extensions like explicit +- prefixes, mixing weeks with other units, and fractional/negative components. */
-const extendedDuration = /^[-+]?P(?!$)(?:(?:[-+]?\d+Y)|(?:[-+]?\d+[.,]\d+Y$))?(?:(?:[-+]?\d+M)|(?:[-+]?\d+[.,]\d+M$))?(?:(?:[-+]?\d+W)|(?:[-+]?\d+[.,]\d+W$))?(?:(?:[-+]?\d+D)|(?:[-+]?\d+[.,]\d+D$))?(?:T(?=[\d+-])(?:(?:[-+]?\d+H)|(?:[-+]?\d+[.,]\d+H$))?(?:(?:[-+]?\d+M)|(?:[-+]?\d+[.,]\d+M$))?(?:[-+]?\d+(?:[.,]\d+)?S)?)??$/;
-/** A regex for any UUID-like identifier: 8-4-4-4-12 hex pattern */
-const guid = /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/;
-/** Returns a regex for validating an RFC 9562/4122 UUID.
- *
- * @param version Optionally specify a version 1-8. If no version is specified, all versions are supported. */
-const uuid = (version) => {
-    if (!version)
-        return /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$/;
-    return new RegExp(`^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-${version}[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12})$`);
-};
-const uuid4 = /*@__PURE__*/ (/* unused pure expression or super */ null && (uuid(4)));
-const uuid6 = /*@__PURE__*/ (/* unused pure expression or super */ null && (uuid(6)));
-const uuid7 = /*@__PURE__*/ (/* unused pure expression or super */ null && (uuid(7)));
-/** Practical email validation */
-const email = /^(?:[A-Za-z0-9_'+\-]+\.)*[A-Za-z0-9_'+\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\-]*\.)+[A-Za-z]{2,}$/;
-/** Equivalent to the HTML5 input[type=email] validation implemented by browsers. Source: https://developer.mozilla.org/en-US/docs/Web/HTML/Element/input/email */
-const html5Email = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
-/** The classic emailregex.com regex for RFC 5322-compliant emails */
-const rfc5322Email = /^(([^<>()\[\]\\.,;:\s@"]+(\.[^<>()\[\]\\.,;:\s@"]+)*)|(".+"))@((\[[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}])|(([a-zA-Z\-0-9]+\.)+[a-zA-Z]{2,}))$/;
-/** A loose regex that allows Unicode characters, enforces length limits, and that's about it. */
-const unicodeEmail = /^[^\s@"]{1,64}@[^\s@]{1,255}$/u;
-const idnEmail = (/* unused pure expression or super */ null && (unicodeEmail));
-const browserEmail = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
-// from https://thekevinscott.com/emojis-in-javascript/#writing-a-regular-expression
-// Single character class, not an alternation: the two properties overlap (U+1F9B0-U+1F9B3), so `(A|B)+` backtracks exponentially on a failed match. The leading lookahead then demands one anchor — a pictograph, a regional indicator, or the enclosing keycap — because `\p{Emoji_Component}` on its own covers ASCII digits, `#`, `*`, ZWJ, variation selectors and skin tone modifiers, none of which is an emoji without a base.
-const _emoji = `^(?=[\\s\\S]*[\\p{Extended_Pictographic}\\p{Regional_Indicator}\\u20E3])[\\p{Extended_Pictographic}\\p{Emoji_Component}]+$`;
-function emoji() {
-    return new RegExp(_emoji, "u");
-}
-const ipv4 = /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])$/;
-const ipv6 = /^(([0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,7}:|([0-9a-fA-F]{1,4}:){1,6}:[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,5}(:[0-9a-fA-F]{1,4}){1,2}|([0-9a-fA-F]{1,4}:){1,4}(:[0-9a-fA-F]{1,4}){1,3}|([0-9a-fA-F]{1,4}:){1,3}(:[0-9a-fA-F]{1,4}){1,4}|([0-9a-fA-F]{1,4}:){1,2}(:[0-9a-fA-F]{1,4}){1,5}|[0-9a-fA-F]{1,4}:((:[0-9a-fA-F]{1,4}){1,6})|:((:[0-9a-fA-F]{1,4}){1,7}|:))$/;
-const mac = (delimiter) => {
-    const escapedDelim = util.escapeRegex(delimiter ?? ":");
-    return new RegExp(`^(?:[0-9A-F]{2}${escapedDelim}){5}[0-9A-F]{2}$|^(?:[0-9a-f]{2}${escapedDelim}){5}[0-9a-f]{2}$`);
-};
-const cidrv4 = /^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\/([0-9]|[1-2][0-9]|3[0-2])$/;
-const cidrv6 = /^(([0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,7}:|([0-9a-fA-F]{1,4}:){1,6}:[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,5}(:[0-9a-fA-F]{1,4}){1,2}|([0-9a-fA-F]{1,4}:){1,4}(:[0-9a-fA-F]{1,4}){1,3}|([0-9a-fA-F]{1,4}:){1,3}(:[0-9a-fA-F]{1,4}){1,4}|([0-9a-fA-F]{1,4}:){1,2}(:[0-9a-fA-F]{1,4}){1,5}|[0-9a-fA-F]{1,4}:((:[0-9a-fA-F]{1,4}){1,6})|:((:[0-9a-fA-F]{1,4}){1,7}|:))\/(12[0-8]|1[01][0-9]|[1-9]?[0-9])$/;
-// https://stackoverflow.com/questions/7860392/determine-if-string-is-in-base64-using-javascript
-const base64 = /^$|^(?:[0-9a-zA-Z+/]{4})*(?:(?:[0-9a-zA-Z+/]{2}==)|(?:[0-9a-zA-Z+/]{3}=))?$/;
-const base64url = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$/;
-// based on https://stackoverflow.com/questions/106179/regular-expression-to-match-dns-hostname-or-ip-address
-// export const hostname: RegExp = /^([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+$/;
-const hostname = /^(?=.{1,253}\.?$)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-0-9a-zA-Z]{0,61}[0-9a-zA-Z])?)*\.?$/;
-const domain = /^(?=.{1,253}$)([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}$/;
-const httpProtocol = /^https?$/;
-// https://blog.stevenlevithan.com/archives/validate-phone-number#r4-3 (regex sans spaces) E.164: leading digit must be 1-9; total digits (excluding '+') between 7-15
-const e164 = /^\+[1-9]\d{6,14}$/;
-// Credit card shape: 12–19 digits, optionally separated by single spaces or single hyphens. ISO/IEC 7812 caps the PAN at 19 digits; 12 is the shortest issued length (Maestro).
-const creditCard = /^\d(?:[ -]?\d){11,18}$/;
-// ISO 4217 alpha codes from the SIX list, regenerated by scripts/update-iso-4217.ts
-const currencyCode = /^(?:AED|AFN|ALL|AMD|AOA|ARS|AUD|AWG|AZN|BAM|BBD|BDT|BHD|BIF|BMD|BND|BOB|BOV|BRL|BSD|BTN|BWP|BYN|BZD|CAD|CDF|CHE|CHF|CHW|CLF|CLP|CNY|COP|COU|CRC|CUP|CVE|CZK|DJF|DKK|DOP|DZD|EGP|ERN|ETB|EUR|FJD|FKP|GBP|GEL|GHS|GIP|GMD|GNF|GTQ|GYD|HKD|HNL|HTG|HUF|IDR|ILS|INR|IQD|IRR|ISK|JMD|JOD|JPY|KES|KGS|KHR|KMF|KPW|KRW|KWD|KYD|KZT|LAK|LBP|LKR|LRD|LSL|LYD|MAD|MDL|MGA|MKD|MMK|MNT|MOP|MRU|MUR|MVR|MWK|MXN|MXV|MYR|MZN|NAD|NGN|NIO|NOK|NPR|NZD|OMR|PAB|PEN|PGK|PHP|PKR|PLN|PYG|QAR|RON|RSD|RUB|RWF|SAR|SBD|SCR|SDG|SEK|SGD|SHP|SLE|SOS|SRD|SSP|STN|SVC|SYP|SZL|THB|TJS|TMT|TND|TOP|TRY|TTD|TWD|TZS|UAH|UGX|USD|USN|UYI|UYU|UYW|UZS|VED|VES|VND|VUV|WST|XAD|XAF|XAG|XAU|XBA|XBB|XBC|XBD|XCD|XCG|XDR|XOF|XPD|XPF|XPT|XSU|XTS|XUA|XXX|YER|ZAR|ZMW|ZWG)$/;
-// iban electronic format: 2-letter country, check digits 02-98 (the only values `98 - remainder` can produce), 11-30 bban characters
-const iban = /^[A-Z]{2}(?!00|01|99)\d{2}[A-Z0-9]{11,30}$/;
-const dateSource = `(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))`;
-/** Anchors a pattern source. The interpolation lives here rather than at the call site because
- * esbuild will not drop a `@__PURE__` call whose own argument interpolates a variable, but it
- * will drop `anchor(dateSource)`. Keeping it inline pinned `date` into every bundle. */
-function regexes_anchor(source) {
-    return new RegExp(`^${source}$`);
-}
-const date = /*@__PURE__*/ regexes_anchor(dateSource);
-function timeSource(args) {
-    const hhmm = `(?:[01]\\d|2[0-3]):[0-5]\\d`;
-    const regex = typeof args.precision === "number"
-        ? args.precision === -1
-            ? `${hhmm}`
-            : args.precision === 0
-                ? `${hhmm}:[0-5]\\d`
-                : `${hhmm}:[0-5]\\d\\.\\d{${args.precision}}`
-        : args.seconds
-            ? `${hhmm}:[0-5]\\d(?:\\.\\d+)?`
-            : `${hhmm}(?::[0-5]\\d(?:\\.\\d+)?)?`;
-    return regex;
-}
-function time(args) {
-    return new RegExp(`^${timeSource(args)}$`);
-}
-// Adapted from https://stackoverflow.com/a/3143231
-function datetime(args) {
-    const opts = ["Z"];
-    // if (args.offset) opts.push(`([+-]\\d{2}:\\d{2})`);
-    if (args.offset)
-        opts.push(`([+-](?:[01]\\d|2[0-3]):[0-5]\\d)`);
-    // RFC 3339 mandates seconds wherever the time carries a `Z` or an offset, so only the unqualified form `local` adds may omit them
-    const qualified = `${timeSource({ precision: args.precision, seconds: true })}(?:${opts.join("|")})`;
-    const timeRegex = args.local ? `${qualified}|${timeSource({ precision: args.precision })}` : qualified;
-    return new RegExp(`^${dateSource}T(?:${timeRegex})$`);
-}
-// the unbounded form of `string()` as a literal, so every plain string shares one instance instead of building its own
-const anyString = /^[\s\S]{0,}$/;
-const string = (params) => {
-    const regex = params ? `[\\s\\S]{${params?.minimum ?? 0},${params?.maximum ?? ""}}` : `[\\s\\S]*`;
-    return new RegExp(`^${regex}$`);
-};
-const bigint = /^-?\d+n?$/;
-const integer = /^-?\d+$/;
-const number = /^-?\d+(?:\.\d+)?$/;
-const regexes_boolean = /^(?:true|false)$/i;
-const _null = /^null$/i;
-
-const _undefined = /^undefined$/i;
-
-// regex for string with no uppercase letters
-const lowercase = /^[^A-Z]*$/;
-// regex for string with no lowercase letters
-const uppercase = /^[^a-z]*$/;
-// regex for hexadecimal strings (any length)
-const hex = /^[0-9a-fA-F]*$/;
-// Hash regexes for different algorithms and encodings
-// Helper function to create base64 regex with exact length and padding
-function fixedBase64(bodyLength, padding) {
-    return new RegExp(`^[A-Za-z0-9+/]{${bodyLength}}${padding}$`);
-}
-// Helper function to create base64url regex with exact length (no padding)
-function fixedBase64url(length) {
-    return new RegExp(`^[A-Za-z0-9_-]{${length}}$`);
-}
-// MD5 (16 bytes): base64 = 24 chars total (22 + "==")
-const md5_hex = /^[0-9a-fA-F]{32}$/;
-const md5_base64 = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64(22, "==")));
-const md5_base64url = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64url(22)));
-// SHA1 (20 bytes): base64 = 28 chars total (27 + "=")
-const sha1_hex = /^[0-9a-fA-F]{40}$/;
-const sha1_base64 = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64(27, "=")));
-const sha1_base64url = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64url(27)));
-// SHA256 (32 bytes): base64 = 44 chars total (43 + "=")
-const sha256_hex = /^[0-9a-fA-F]{64}$/;
-const sha256_base64 = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64(43, "=")));
-const sha256_base64url = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64url(43)));
-// SHA384 (48 bytes): base64 = 64 chars total (no padding)
-const sha384_hex = /^[0-9a-fA-F]{96}$/;
-const sha384_base64 = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64(64, "")));
-const sha384_base64url = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64url(64)));
-// SHA512 (64 bytes): base64 = 88 chars total (86 + "==")
-const sha512_hex = /^[0-9a-fA-F]{128}$/;
-const sha512_base64 = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64(86, "==")));
-const sha512_base64url = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64url(86)));
 
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/checks.js
 // import { $ZodType } from "./schemas.js";
@@ -47034,1111 +46733,6 @@ function registry() {
 (registries_a = globalThis).__zod_globalRegistry ?? (registries_a.__zod_globalRegistry = registry());
 const globalRegistry = globalThis.__zod_globalRegistry;
 
-;// CONCATENATED MODULE: ./node_modules/zod/v4/core/api.js
-
-
-
-
-function snapshotChecks(def) {
-    if (def.checks)
-        def.checks = [...def.checks];
-    return def;
-}
-// @__NO_SIDE_EFFECTS__
-function _string(Class, params) {
-    return new Class(snapshotChecks({ type: "string", ...normalizeParams(params) }));
-}
-// @__NO_SIDE_EFFECTS__
-function _coercedString(Class, params) {
-    return new Class(snapshotChecks({ type: "string", coerce: true, ...util.normalizeParams(params) }));
-}
-// @__NO_SIDE_EFFECTS__
-function _email(Class, params) {
-    return new Class({
-        type: "string",
-        format: "email",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _guid(Class, params) {
-    return new Class({
-        type: "string",
-        format: "guid",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _uuid(Class, params) {
-    return new Class({
-        type: "string",
-        format: "uuid",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _uuidv4(Class, params) {
-    return new Class({
-        type: "string",
-        format: "uuid",
-        check: "string_format",
-        abort: false,
-        version: "v4",
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _uuidv6(Class, params) {
-    return new Class({
-        type: "string",
-        format: "uuid",
-        check: "string_format",
-        abort: false,
-        version: "v6",
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _uuidv7(Class, params) {
-    return new Class({
-        type: "string",
-        format: "uuid",
-        check: "string_format",
-        abort: false,
-        version: "v7",
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _url(Class, params) {
-    return new Class({
-        type: "string",
-        format: "url",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function api_emoji(Class, params) {
-    return new Class({
-        type: "string",
-        format: "emoji",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _nanoid(Class, params) {
-    return new Class({
-        type: "string",
-        format: "nanoid",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-/**
- * @deprecated CUID v1 is deprecated by its authors due to information leakage
- * (timestamps embedded in the id). Use {@link _cuid2} instead.
- * See https://github.com/paralleldrive/cuid.
- */
-// @__NO_SIDE_EFFECTS__
-function _cuid(Class, params) {
-    return new Class({
-        type: "string",
-        format: "cuid",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _cuid2(Class, params) {
-    return new Class({
-        type: "string",
-        format: "cuid2",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _ulid(Class, params) {
-    return new Class({
-        type: "string",
-        format: "ulid",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _xid(Class, params) {
-    return new Class({
-        type: "string",
-        format: "xid",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _ksuid(Class, params) {
-    return new Class({
-        type: "string",
-        format: "ksuid",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _ipv4(Class, params) {
-    return new Class({
-        type: "string",
-        format: "ipv4",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _ipv6(Class, params) {
-    return new Class({
-        type: "string",
-        format: "ipv6",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _mac(Class, params) {
-    return new Class({
-        type: "string",
-        format: "mac",
-        check: "string_format",
-        abort: false,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _cidrv4(Class, params) {
-    return new Class({
-        type: "string",
-        format: "cidrv4",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _cidrv6(Class, params) {
-    return new Class({
-        type: "string",
-        format: "cidrv6",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _base64(Class, params) {
-    return new Class({
-        type: "string",
-        format: "base64",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _base64url(Class, params) {
-    return new Class({
-        type: "string",
-        format: "base64url",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _e164(Class, params) {
-    return new Class({
-        type: "string",
-        format: "e164",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _creditCard(Class, params) {
-    return new Class({
-        type: "string",
-        format: "credit_card",
-        check: "string_format",
-        abort: false,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _iban(Class, params) {
-    return new Class({
-        type: "string",
-        format: "iban",
-        check: "string_format",
-        abort: false,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _jwt(Class, params) {
-    return new Class({
-        type: "string",
-        format: "jwt",
-        check: "string_format",
-        abort: false,
-        ...normalizeParams(params),
-    });
-}
-const TimePrecision = {
-    Any: null,
-    Minute: -1,
-    Second: 0,
-    Millisecond: 3,
-    Microsecond: 6,
-};
-// @__NO_SIDE_EFFECTS__
-function _isoDateTime(Class, params) {
-    return new Class({
-        type: "string",
-        format: "datetime",
-        check: "string_format",
-        offset: false,
-        local: false,
-        precision: null,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _isoDate(Class, params) {
-    return new Class({
-        type: "string",
-        format: "date",
-        check: "string_format",
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _isoTime(Class, params) {
-    return new Class({
-        type: "string",
-        format: "time",
-        check: "string_format",
-        precision: null,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _isoDuration(Class, params) {
-    return new Class({
-        type: "string",
-        format: "duration",
-        check: "string_format",
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _number(Class, params) {
-    return new Class(snapshotChecks({ type: "number", checks: [], ...normalizeParams(params) }));
-}
-// @__NO_SIDE_EFFECTS__
-function _coercedNumber(Class, params) {
-    return new Class(snapshotChecks({ type: "number", coerce: true, checks: [], ...normalizeParams(params) }));
-}
-// @__NO_SIDE_EFFECTS__
-function _int(Class, params) {
-    return new Class({
-        type: "number",
-        check: "number_format",
-        abort: false,
-        format: "safeint",
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _float32(Class, params) {
-    return new Class({
-        type: "number",
-        check: "number_format",
-        abort: false,
-        format: "float32",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _float64(Class, params) {
-    return new Class({
-        type: "number",
-        check: "number_format",
-        abort: false,
-        format: "float64",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _int32(Class, params) {
-    return new Class({
-        type: "number",
-        check: "number_format",
-        abort: false,
-        format: "int32",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _uint32(Class, params) {
-    return new Class({
-        type: "number",
-        check: "number_format",
-        abort: false,
-        format: "uint32",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _boolean(Class, params) {
-    return new Class({
-        type: "boolean",
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _coercedBoolean(Class, params) {
-    return new Class({
-        type: "boolean",
-        coerce: true,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _bigint(Class, params) {
-    return new Class({
-        type: "bigint",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _coercedBigint(Class, params) {
-    return new Class({
-        type: "bigint",
-        coerce: true,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _int64(Class, params) {
-    return new Class({
-        type: "bigint",
-        check: "bigint_format",
-        abort: false,
-        format: "int64",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _uint64(Class, params) {
-    return new Class({
-        type: "bigint",
-        check: "bigint_format",
-        abort: false,
-        format: "uint64",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _symbol(Class, params) {
-    return new Class({
-        type: "symbol",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function api_undefined(Class, params) {
-    return new Class({
-        type: "undefined",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function api_null(Class, params) {
-    return new Class({
-        type: "null",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _any(Class) {
-    return new Class({
-        type: "any",
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _unknown(Class) {
-    return new Class({
-        type: "unknown",
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _never(Class, params) {
-    return new Class({
-        type: "never",
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _void(Class, params) {
-    return new Class({
-        type: "void",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _date(Class, params) {
-    return new Class({
-        type: "date",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _coercedDate(Class, params) {
-    return new Class({
-        type: "date",
-        coerce: true,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _nan(Class, params) {
-    return new Class({
-        type: "nan",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _lt(value, params) {
-    return new $ZodCheckLessThan({
-        check: "less_than",
-        ...normalizeParams(params),
-        value,
-        inclusive: false,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _lte(value, params) {
-    return new $ZodCheckLessThan({
-        check: "less_than",
-        ...normalizeParams(params),
-        value,
-        inclusive: true,
-    });
-}
-
-// @__NO_SIDE_EFFECTS__
-function _gt(value, params) {
-    return new $ZodCheckGreaterThan({
-        check: "greater_than",
-        ...normalizeParams(params),
-        value,
-        inclusive: false,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _gte(value, params) {
-    return new $ZodCheckGreaterThan({
-        check: "greater_than",
-        ...normalizeParams(params),
-        value,
-        inclusive: true,
-    });
-}
-
-// @__NO_SIDE_EFFECTS__
-function _positive(params) {
-    return _gt(0, params);
-}
-// negative
-// @__NO_SIDE_EFFECTS__
-function _negative(params) {
-    return _lt(0, params);
-}
-// nonpositive
-// @__NO_SIDE_EFFECTS__
-function _nonpositive(params) {
-    return _lte(0, params);
-}
-// nonnegative
-// @__NO_SIDE_EFFECTS__
-function _nonnegative(params) {
-    return _gte(0, params);
-}
-// @__NO_SIDE_EFFECTS__
-function _multipleOf(value, params) {
-    return new $ZodCheckMultipleOf({
-        check: "multiple_of",
-        ...normalizeParams(params),
-        value,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _maxSize(maximum, params) {
-    return new checks.$ZodCheckMaxSize({
-        check: "max_size",
-        ...util.normalizeParams(params),
-        maximum,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _minSize(minimum, params) {
-    return new checks.$ZodCheckMinSize({
-        check: "min_size",
-        ...util.normalizeParams(params),
-        minimum,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _size(size, params) {
-    return new checks.$ZodCheckSizeEquals({
-        check: "size_equals",
-        ...util.normalizeParams(params),
-        size,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _maxLength(maximum, params) {
-    const ch = new $ZodCheckMaxLength({
-        check: "max_length",
-        ...normalizeParams(params),
-        maximum,
-    });
-    return ch;
-}
-// @__NO_SIDE_EFFECTS__
-function _minLength(minimum, params) {
-    return new $ZodCheckMinLength({
-        check: "min_length",
-        ...normalizeParams(params),
-        minimum,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _length(length, params) {
-    return new $ZodCheckLengthEquals({
-        check: "length_equals",
-        ...normalizeParams(params),
-        length,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _regex(pattern, params) {
-    return new $ZodCheckRegex({
-        check: "string_format",
-        format: "regex",
-        ...normalizeParams(params),
-        pattern,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _lowercase(params) {
-    return new $ZodCheckLowerCase({
-        check: "string_format",
-        format: "lowercase",
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _uppercase(params) {
-    return new $ZodCheckUpperCase({
-        check: "string_format",
-        format: "uppercase",
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _includes(includes, params) {
-    return new $ZodCheckIncludes({
-        check: "string_format",
-        format: "includes",
-        ...normalizeParams(params),
-        includes,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _startsWith(prefix, params) {
-    return new $ZodCheckStartsWith({
-        check: "string_format",
-        format: "starts_with",
-        ...normalizeParams(params),
-        prefix,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _endsWith(suffix, params) {
-    return new $ZodCheckEndsWith({
-        check: "string_format",
-        format: "ends_with",
-        ...normalizeParams(params),
-        suffix,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _property(property, schema, params) {
-    return new checks.$ZodCheckProperty({
-        check: "property",
-        property,
-        schema,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _properties(shape, params) {
-    return new $ZodCheckProperties({
-        check: "properties",
-        shape,
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _mime(types, params) {
-    return new checks.$ZodCheckMimeType({
-        check: "mime_type",
-        mime: types,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _overwrite(tx) {
-    return new $ZodCheckOverwrite({
-        check: "overwrite",
-        tx,
-    });
-}
-// normalize
-// @__NO_SIDE_EFFECTS__
-function _normalize(form) {
-    return _overwrite((input) => input.normalize(form));
-}
-// trim
-// @__NO_SIDE_EFFECTS__
-function _trim() {
-    return _overwrite((input) => input.trim());
-}
-// toLowerCase
-// @__NO_SIDE_EFFECTS__
-function _toLowerCase() {
-    return _overwrite((input) => input.toLowerCase());
-}
-// toUpperCase
-// @__NO_SIDE_EFFECTS__
-function _toUpperCase() {
-    return _overwrite((input) => input.toUpperCase());
-}
-// slugify
-// @__NO_SIDE_EFFECTS__
-function _slugify() {
-    return _overwrite((input) => slugify(input));
-}
-// @__NO_SIDE_EFFECTS__
-function _array(Class, element, params) {
-    return new Class({
-        type: "array",
-        element,
-        // get element() {
-        //   return element;
-        // },
-        ...normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _union(Class, options, params) {
-    return new Class({
-        type: "union",
-        options,
-        ...util.normalizeParams(params),
-    });
-}
-function _xor(Class, options, params) {
-    return new Class({
-        type: "union",
-        options,
-        inclusive: false,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _discriminatedUnion(Class, discriminator, options, params) {
-    return new Class({
-        type: "union",
-        options: options,
-        discriminator,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _intersection(Class, left, right) {
-    return new Class({
-        type: "intersection",
-        left,
-        right,
-    });
-}
-// export function _tuple(
-//   Class: util.SchemaClass<schemas.$ZodTuple>,
-//   items: [],
-//   params?: string | $ZodTupleParams
-// ): schemas.$ZodTuple<[], null>;
-// @__NO_SIDE_EFFECTS__
-function _tuple(Class, items, _paramsOrRest, _params) {
-    const hasRest = _paramsOrRest instanceof schemas.$ZodType;
-    const params = hasRest ? _params : _paramsOrRest;
-    const rest = hasRest ? _paramsOrRest : null;
-    return new Class({
-        type: "tuple",
-        items,
-        rest,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _record(Class, keyType, valueType, params) {
-    return new Class({
-        type: "record",
-        keyType,
-        valueType,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _map(Class, keyType, valueType, params) {
-    return new Class({
-        type: "map",
-        keyType,
-        valueType,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _set(Class, valueType, params) {
-    return new Class({
-        type: "set",
-        valueType,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _enum(Class, values, params) {
-    const entries = Array.isArray(values) ? Object.fromEntries(values.map((v) => [v, v])) : values;
-    // if (Array.isArray(values)) {
-    //   for (const value of values) {
-    //     entries[value] = value;
-    //   }
-    // } else {
-    //   Object.assign(entries, values);
-    // }
-    // const entries: util.EnumLike = {};
-    // for (const val of values) {
-    //   entries[val] = val;
-    // }
-    return new Class({
-        type: "enum",
-        entries,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-/** @deprecated This API has been merged into `z.enum()`. Use `z.enum()` instead.
- *
- * ```ts
- * enum Colors { red, green, blue }
- * z.enum(Colors);
- * ```
- */
-function _nativeEnum(Class, entries, params) {
-    return new Class({
-        type: "enum",
-        entries,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _literal(Class, value, params) {
-    return new Class({
-        type: "literal",
-        values: Array.isArray(value) ? value : [value],
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _file(Class, params) {
-    return new Class({
-        type: "file",
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _transform(Class, fn) {
-    return new Class({
-        type: "transform",
-        transform: fn,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _optional(Class, innerType) {
-    return new Class({
-        type: "optional",
-        innerType,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _nullable(Class, innerType) {
-    return new Class({
-        type: "nullable",
-        innerType,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _default(Class, innerType, defaultValue) {
-    return new Class({
-        type: "default",
-        innerType,
-        get defaultValue() {
-            return typeof defaultValue === "function" ? defaultValue() : util.shallowClone(defaultValue);
-        },
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _nonoptional(Class, innerType, params) {
-    return new Class({
-        type: "nonoptional",
-        innerType,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _success(Class, innerType) {
-    return new Class({
-        type: "success",
-        innerType,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _catch(Class, innerType, catchValue) {
-    return new Class({
-        type: "catch",
-        innerType,
-        catchValue: (typeof catchValue === "function" ? catchValue : util.constantCatch(catchValue)),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _pipe(Class, in_, out) {
-    return new Class({
-        type: "pipe",
-        in: in_,
-        out,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _readonly(Class, innerType) {
-    return new Class({
-        type: "readonly",
-        innerType,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _templateLiteral(Class, parts, params) {
-    return new Class({
-        type: "template_literal",
-        parts,
-        ...util.normalizeParams(params),
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _lazy(Class, getter) {
-    return new Class({
-        type: "lazy",
-        getter,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _promise(Class, innerType) {
-    return new Class({
-        type: "promise",
-        innerType,
-    });
-}
-// @__NO_SIDE_EFFECTS__
-function _custom(Class, fn, _params) {
-    const norm = normalizeParams(_params);
-    norm.abort ?? (norm.abort = true); // default to abort:false
-    const schema = new Class({
-        type: "custom",
-        check: "custom",
-        fn: fn,
-        ...norm,
-    });
-    return schema;
-}
-// same as _custom but defaults to abort:false
-// @__NO_SIDE_EFFECTS__
-function _refine(Class, fn, _params) {
-    const schema = new Class({
-        type: "custom",
-        check: "custom",
-        fn: fn,
-        ...normalizeParams(_params),
-    });
-    return schema;
-}
-// @__NO_SIDE_EFFECTS__
-function _superRefine(fn, params) {
-    const ch = _check((payload) => {
-        payload.addIssue = (issue) => {
-            if (typeof issue === "string") {
-                payload.issues.push(util_issue(issue, payload.value, ch._zod.def));
-            }
-            else {
-                // for Zod 3 backwards compatibility
-                const _issue = issue;
-                if (_issue.fatal)
-                    _issue.continue = false;
-                _issue.code ?? (_issue.code = "custom");
-                if (!("input" in _issue))
-                    _issue.input = payload.value;
-                _issue.inst ?? (_issue.inst = ch);
-                _issue.continue ?? (_issue.continue = !ch._zod.def.abort); // abort is always undefined, so this is always true...
-                payload.issues.push(util_issue(_issue));
-            }
-        };
-        return fn(payload.value, payload);
-    }, params);
-    return ch;
-}
-// @__NO_SIDE_EFFECTS__
-function _check(fn, params) {
-    const ch = new $ZodCheck({
-        check: "custom",
-        ...normalizeParams(params),
-    });
-    ch._zod.check = fn;
-    return ch;
-}
-// @__NO_SIDE_EFFECTS__
-function describe(description) {
-    const ch = new $ZodCheck({ check: "describe" });
-    ch._zod.onattach = [
-        (inst) => {
-            const existing = globalRegistry.get(inst) ?? {};
-            globalRegistry.add(inst, { ...existing, description });
-        },
-    ];
-    ch._zod.check = () => { }; // no-op check
-    return ch;
-}
-// @__NO_SIDE_EFFECTS__
-function meta(metadata) {
-    const ch = new $ZodCheck({ check: "meta" });
-    ch._zod.onattach = [
-        (inst) => {
-            const existing = globalRegistry.get(inst) ?? {};
-            globalRegistry.add(inst, { ...existing, ...metadata });
-        },
-    ];
-    ch._zod.check = () => { }; // no-op check
-    return ch;
-}
-// @__NO_SIDE_EFFECTS__
-function _stringbool(Classes, _params) {
-    const params = util.normalizeParams(_params);
-    let truthyArray = params.truthy ?? ["true", "1", "yes", "on", "y", "enabled"];
-    let falsyArray = params.falsy ?? ["false", "0", "no", "off", "n", "disabled"];
-    if (params.case !== "sensitive") {
-        truthyArray = truthyArray.map((v) => (typeof v === "string" ? v.toLowerCase() : v));
-        falsyArray = falsyArray.map((v) => (typeof v === "string" ? v.toLowerCase() : v));
-    }
-    const truthySet = new Set(truthyArray);
-    const falsySet = new Set(falsyArray);
-    const _Codec = Classes.Codec ?? schemas.$ZodCodec;
-    const _Boolean = Classes.Boolean ?? schemas.$ZodBoolean;
-    const _String = Classes.String ?? schemas.$ZodString;
-    const stringSchema = new _String({ type: "string", error: params.error });
-    const booleanSchema = new _Boolean({ type: "boolean", error: params.error });
-    const codec = new _Codec({
-        type: "pipe",
-        in: stringSchema,
-        out: booleanSchema,
-        transform: ((input, payload) => {
-            let data = input;
-            if (params.case !== "sensitive")
-                data = data.toLowerCase();
-            if (truthySet.has(data)) {
-                return true;
-            }
-            else if (falsySet.has(data)) {
-                return false;
-            }
-            else {
-                payload.issues.push({
-                    code: "invalid_value",
-                    expected: "stringbool",
-                    values: [...truthySet, ...falsySet],
-                    input: payload.value,
-                    inst: codec,
-                    continue: false,
-                });
-                return {};
-            }
-        }),
-        reverseTransform: ((input, _payload) => {
-            if (input === true) {
-                return truthyArray[0] || "true";
-            }
-            else {
-                return falsyArray[0] || "false";
-            }
-        }),
-        error: params.error,
-    });
-    codec._zod.bag.truthy = truthyArray;
-    codec._zod.bag.falsy = falsyArray;
-    codec._zod.bag.case = params.case ?? "insensitive";
-    return codec;
-}
-// @__NO_SIDE_EFFECTS__
-function _stringFormat(Class, format, fnOrRegex, _params = {}) {
-    const params = util.normalizeParams(_params);
-    const def = {
-        check: "string_format",
-        type: "string",
-        format,
-        fn: typeof fnOrRegex === "function" ? fnOrRegex : (val) => fnOrRegex.test(val),
-        ...params,
-    };
-    if (fnOrRegex instanceof RegExp) {
-        def.pattern = fnOrRegex;
-    }
-    const inst = new Class(def);
-    return inst;
-}
-
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/to-json-schema.js
 
 
@@ -49635,6 +48229,1426 @@ function toJSONSchema(input, params) {
     processSchema(input, ctx);
     extractDefs(ctx, input);
     return finalize(ctx, input);
+}
+
+;// CONCATENATED MODULE: external "node:path"
+const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/memoizer.js
+
+class $ZodCyclicError extends Error {
+    constructor() {
+        super(`Cannot parse a reference cycle that closes through a transform`);
+        this.name = "ZodCyclicError";
+    }
+}
+/** Keyed off the context object every schema in one parse call already shares. */
+const STATE = "~memo";
+const NO_ISSUES = [];
+// a value a cycle can close through
+function isRef(value) {
+    return value !== null && typeof value === "object";
+}
+// Receivers prefix paths in place, so the cache and every hand-out need their own copies.
+function cloneIssues(issues) {
+    return issues.map((iss) => (iss.path ? { ...iss, path: iss.path.slice() } : { ...iss }));
+}
+const recursive = /*@__PURE__*/ new WeakMap();
+/** What the walk established, in order of certainty: ordered so the strongest answer among children wins. */
+const NONE = 0;
+const ASSUMED = 1;
+const PROVEN = 2;
+/** Whether this schema's subtree contains a cycle, so one parse can re-enter it. */
+function isRecursive(inst, stack, resolve) {
+    const cached = recursive.get(inst);
+    if (cached !== undefined)
+        return cached ? PROVEN : NONE;
+    // Relative to the walk in progress, so not cached.
+    if (stack.has(inst))
+        return PROVEN;
+    stack.add(inst);
+    let result = NONE;
+    const check = (child) => {
+        if (result !== PROVEN && child?._zod) {
+            const answer = isRecursive(child, stack, resolve);
+            if (answer > result)
+                result = answer;
+        }
+    };
+    // `Reflect.ownKeys` rather than `Object.keys`, so a cycle through a declared symbol key is still seen
+    const shape = (sh, spread) => {
+        let answer = NONE;
+        for (const key of Reflect.ownKeys(sh)) {
+            const desc = Object.getOwnPropertyDescriptor(sh, key);
+            // an object resolves its shape by spread, so a key it does not enumerate is never parsed; `z.properties` reads every own key and so keeps them all
+            if (spread && !desc.enumerable)
+                continue;
+            // resolving runs user code, and a factory mints a fresh subtree per read, so an edge the walk can't follow counts as a cycle
+            const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve) : NONE;
+            if (child > answer)
+                answer = child;
+        }
+        return answer;
+    };
+    const merge = (answer) => {
+        if (answer > result)
+            result = answer;
+    };
+    const def = inst._zod.def;
+    const kind = def.type;
+    switch (kind) {
+        case "object": {
+            const raw = rawShape(def);
+            // a def with no raw shape answers `shape` from an accessor of its own, and running that can mint a whole fresh subtree
+            merge(raw ? shape(raw, true) : ASSUMED);
+            check(def.catchall);
+            break;
+        }
+        case "array":
+            check(def.element);
+            break;
+        case "tuple":
+            for (const el of def.items)
+                check(el);
+            check(def.rest);
+            break;
+        case "record":
+        case "map":
+            check(def.keyType);
+            check(def.valueType);
+            break;
+        case "set":
+            check(def.valueType);
+            break;
+        case "union":
+            for (const el of def.options)
+                check(el);
+            break;
+        case "intersection":
+            check(def.left);
+            check(def.right);
+            break;
+        case "optional":
+        case "nullable":
+        case "default":
+        case "prefault":
+        case "catch":
+        case "readonly":
+        case "nonoptional":
+        case "promise":
+        case "success":
+            check(def.innerType);
+            break;
+        case "pipe":
+            check(def.in);
+            check(def.out);
+            break;
+        case "function":
+            check(def.input);
+            check(def.output);
+            break;
+        // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
+        case "lazy": {
+            const inner = def._cachedInner ?? (resolve ? inst._zod.innerType : undefined);
+            // walked with resolution off: one hop sees past the deferral, and a lazy that yields only another unresolved lazy is generative, so it stops there
+            merge(inner ? isRecursive(inner, stack, false) : ASSUMED);
+            break;
+        }
+        // a leaf by choice: `parts` are regex fragments, not data positions
+        case "template_literal":
+        // leaves
+        case "string":
+        case "number":
+        case "int":
+        case "boolean":
+        case "bigint":
+        case "symbol":
+        case "undefined":
+        case "null":
+        case "void":
+        case "never":
+        case "any":
+        case "unknown":
+        case "date":
+        case "nan":
+        case "enum":
+        case "literal":
+        case "file":
+        case "transform":
+        case "custom":
+            break;
+        default: {
+            // a new built-in kind becomes a compile error here
+            kind;
+            // a user-defined kind can still hold children, and only its author knows where, so fall back to scanning the def — skipping accessors, since reading one can run user code
+            for (const key in def) {
+                const desc = Object.getOwnPropertyDescriptor(def, key);
+                if (!desc || desc.get)
+                    continue;
+                const value = desc.value;
+                if (!value || typeof value !== "object")
+                    continue;
+                if (value._zod)
+                    check(value);
+                else if (Array.isArray(value))
+                    for (const el of value)
+                        check(el);
+            }
+        }
+    }
+    stack.delete(inst);
+    return settle(inst, result);
+}
+/** An assumed answer must not outlive the resolution that settles it, so only a certain one is cached. */
+function settle(inst, answer) {
+    if (answer !== ASSUMED)
+        recursive.set(inst, answer === PROVEN);
+    return answer;
+}
+/**
+ * Whether one parse can re-enter this schema, i.e. its subtree contains a cycle.
+ * Exported for `z.compile`, which refuses to compile such a schema: cycle
+ * breaking is driven from here off state keyed on the parse context, and a
+ * generated fast path has no context to key on.
+ */
+function isRecursiveSchema(inst) {
+    // z.compile never parses, so nothing would ever resolve a lazy for it; it runs once and already treats a throw here as recursive
+    return isRecursive(inst, new Set(), true) !== NONE;
+}
+function bucketFor(state, inst) {
+    let bucket = state.buckets.get(inst);
+    if (!bucket) {
+        bucket = new WeakMap();
+        state.buckets.set(inst, bucket);
+    }
+    return bucket;
+}
+// Set immediately before delegating to core and cleared immediately after, so `alloc` registers only for a visit this module is driving.
+let handoff;
+// Allocated but unfinished entries. `alloc` and the matching pop both happen in the synchronous part of a parse, so they nest even when children are async, and one stack serves every schema.
+const memoizer_open = [];
+const memo = {
+    alloc(_inst, payload, empty) {
+        const bucket = handoff;
+        if (!bucket)
+            return empty;
+        handoff = undefined;
+        const entry = { value: empty, issues: null };
+        bucket.set(payload.value, entry);
+        memoizer_open.push(entry);
+        return empty;
+    },
+    guard(inst) {
+        var _a;
+        (_a = inst._zod).deferred ?? (_a.deferred = []);
+        inst._zod.deferred.push(() => {
+            const base = inst._zod.parse;
+            const wrapped = (payload, ctx) => {
+                // The value is a placeholder a back-edge is still waiting on, so the cycle closes through this transform. Its output can't exist in time to bind.
+                if (ctx.direction !== "backward" && isBackEdge(ctx, payload.value))
+                    throw new $ZodCyclicError();
+                return base(payload, ctx);
+            };
+            inst._zod.parse = wrapped;
+            if (inst._zod.run === base)
+                inst._zod.run = wrapped;
+        });
+    },
+    attach(inst) {
+        var _a;
+        let isRecursiveInst;
+        let rechecked = false;
+        // a recursive schema is re-entered many times per parse and its bucket never changes
+        let lastCtx;
+        let lastBucket;
+        // Wraps `parse` in a deferred so it sees the container's final parse. Core's own deferred copies `parse` into `run` when there are no checks, and it ran first, so `run` is patched to match; with checks, `run` reads `parse` dynamically.
+        (_a = inst._zod).deferred ?? (_a.deferred = []);
+        inst._zod.deferred.push(() => {
+            const base = inst._zod.parse;
+            const wrapped = (payload, ctx) => {
+                if (isRecursiveInst === undefined) {
+                    const walked = isRecursive(inst, new Set(), false);
+                    if (walked === NONE) {
+                        // Nothing here can ever fire, so take it back out.
+                        inst._zod.parse = base;
+                        if (inst._zod.run === wrapped)
+                            inst._zod.run = base;
+                        return base(payload, ctx);
+                    }
+                    // this parse resolves the deferred edges on its own path, so ask once more before latching
+                    if (walked === PROVEN || rechecked)
+                        isRecursiveInst = true;
+                    else
+                        rechecked = true;
+                }
+                const input = payload.value;
+                if (!isRef(input))
+                    return base(payload, ctx);
+                let state = ctx[STATE];
+                if (!state) {
+                    state = { buckets: new WeakMap(), backEdges: undefined };
+                    ctx[STATE] = state;
+                }
+                let bucket;
+                if (lastCtx === ctx) {
+                    bucket = lastBucket;
+                }
+                else {
+                    bucket = bucketFor(state, inst);
+                    lastCtx = ctx;
+                    lastBucket = bucket;
+                }
+                const hit = bucket.get(input);
+                if (hit) {
+                    payload.value = hit.value;
+                    if (hit.issues) {
+                        if (hit.issues.length)
+                            payload.issues.push(...cloneIssues(hit.issues));
+                    }
+                    else {
+                        // Still being parsed: its own checks cover it, so skip them here.
+                        payload.memo = true;
+                        state.backEdges ?? (state.backEdges = new WeakSet());
+                        state.backEdges.add(hit.value);
+                    }
+                    return payload;
+                }
+                handoff = bucket;
+                const depth = memoizer_open.length;
+                const result = base(payload, ctx);
+                handoff = undefined;
+                // A container that rejected its input outright allocated nothing.
+                const entry = memoizer_open.length > depth ? memoizer_open.pop() : undefined;
+                // Both paths written out so the sync one allocates no closure. It runs once per node, and capturing here cost more than everything else combined.
+                if (result instanceof Promise) {
+                    return result.then((r) => {
+                        if (entry)
+                            entry.issues = r.issues.length ? cloneIssues(r.issues) : NO_ISSUES;
+                        return r;
+                    });
+                }
+                if (entry)
+                    entry.issues = result.issues.length ? cloneIssues(result.issues) : NO_ISSUES;
+                return result;
+            };
+            inst._zod.parse = wrapped;
+            if (inst._zod.run === base)
+                inst._zod.run = wrapped;
+        });
+    },
+};
+/** The memoizer that gives containers cycle support. `zod` installs it by default; `zod/mini` opts in with `config({ memoizer: memoizer() })`. */
+function memoizer() {
+    return memo;
+}
+/** Whether this value is a node a back-edge resolved to before it finished. */
+function isBackEdge(ctx, value) {
+    const backEdges = ctx[STATE]?.backEdges;
+    return backEdges !== undefined && isRef(value) && backEdges.has(value);
+}
+
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/api.js
+
+
+
+
+function snapshotChecks(def) {
+    if (def.checks)
+        def.checks = [...def.checks];
+    return def;
+}
+// @__NO_SIDE_EFFECTS__
+function _string(Class, params) {
+    return new Class(snapshotChecks({ type: "string", ...normalizeParams(params) }));
+}
+// @__NO_SIDE_EFFECTS__
+function _coercedString(Class, params) {
+    return new Class(snapshotChecks({ type: "string", coerce: true, ...util.normalizeParams(params) }));
+}
+// @__NO_SIDE_EFFECTS__
+function _email(Class, params) {
+    return new Class({
+        type: "string",
+        format: "email",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _guid(Class, params) {
+    return new Class({
+        type: "string",
+        format: "guid",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _uuid(Class, params) {
+    return new Class({
+        type: "string",
+        format: "uuid",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _uuidv4(Class, params) {
+    return new Class({
+        type: "string",
+        format: "uuid",
+        check: "string_format",
+        abort: false,
+        version: "v4",
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _uuidv6(Class, params) {
+    return new Class({
+        type: "string",
+        format: "uuid",
+        check: "string_format",
+        abort: false,
+        version: "v6",
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _uuidv7(Class, params) {
+    return new Class({
+        type: "string",
+        format: "uuid",
+        check: "string_format",
+        abort: false,
+        version: "v7",
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _url(Class, params) {
+    return new Class({
+        type: "string",
+        format: "url",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function api_emoji(Class, params) {
+    return new Class({
+        type: "string",
+        format: "emoji",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _nanoid(Class, params) {
+    return new Class({
+        type: "string",
+        format: "nanoid",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+/**
+ * @deprecated CUID v1 is deprecated by its authors due to information leakage
+ * (timestamps embedded in the id). Use {@link _cuid2} instead.
+ * See https://github.com/paralleldrive/cuid.
+ */
+// @__NO_SIDE_EFFECTS__
+function _cuid(Class, params) {
+    return new Class({
+        type: "string",
+        format: "cuid",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _cuid2(Class, params) {
+    return new Class({
+        type: "string",
+        format: "cuid2",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _ulid(Class, params) {
+    return new Class({
+        type: "string",
+        format: "ulid",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _xid(Class, params) {
+    return new Class({
+        type: "string",
+        format: "xid",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _ksuid(Class, params) {
+    return new Class({
+        type: "string",
+        format: "ksuid",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _ipv4(Class, params) {
+    return new Class({
+        type: "string",
+        format: "ipv4",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _ipv6(Class, params) {
+    return new Class({
+        type: "string",
+        format: "ipv6",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _mac(Class, params) {
+    return new Class({
+        type: "string",
+        format: "mac",
+        check: "string_format",
+        abort: false,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _cidrv4(Class, params) {
+    return new Class({
+        type: "string",
+        format: "cidrv4",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _cidrv6(Class, params) {
+    return new Class({
+        type: "string",
+        format: "cidrv6",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _base64(Class, params) {
+    return new Class({
+        type: "string",
+        format: "base64",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _base64url(Class, params) {
+    return new Class({
+        type: "string",
+        format: "base64url",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _e164(Class, params) {
+    return new Class({
+        type: "string",
+        format: "e164",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _creditCard(Class, params) {
+    return new Class({
+        type: "string",
+        format: "credit_card",
+        check: "string_format",
+        abort: false,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _iban(Class, params) {
+    return new Class({
+        type: "string",
+        format: "iban",
+        check: "string_format",
+        abort: false,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _jwt(Class, params) {
+    return new Class({
+        type: "string",
+        format: "jwt",
+        check: "string_format",
+        abort: false,
+        ...normalizeParams(params),
+    });
+}
+const TimePrecision = {
+    Any: null,
+    Minute: -1,
+    Second: 0,
+    Millisecond: 3,
+    Microsecond: 6,
+};
+// @__NO_SIDE_EFFECTS__
+function _isoDateTime(Class, params) {
+    return new Class({
+        type: "string",
+        format: "datetime",
+        check: "string_format",
+        offset: false,
+        local: false,
+        precision: null,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _isoDate(Class, params) {
+    return new Class({
+        type: "string",
+        format: "date",
+        check: "string_format",
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _isoTime(Class, params) {
+    return new Class({
+        type: "string",
+        format: "time",
+        check: "string_format",
+        precision: null,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _isoDuration(Class, params) {
+    return new Class({
+        type: "string",
+        format: "duration",
+        check: "string_format",
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _number(Class, params) {
+    return new Class(snapshotChecks({ type: "number", checks: [], ...normalizeParams(params) }));
+}
+// @__NO_SIDE_EFFECTS__
+function _coercedNumber(Class, params) {
+    return new Class(snapshotChecks({ type: "number", coerce: true, checks: [], ...normalizeParams(params) }));
+}
+// @__NO_SIDE_EFFECTS__
+function _int(Class, params) {
+    return new Class({
+        type: "number",
+        check: "number_format",
+        abort: false,
+        format: "safeint",
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _float32(Class, params) {
+    return new Class({
+        type: "number",
+        check: "number_format",
+        abort: false,
+        format: "float32",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _float64(Class, params) {
+    return new Class({
+        type: "number",
+        check: "number_format",
+        abort: false,
+        format: "float64",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _int32(Class, params) {
+    return new Class({
+        type: "number",
+        check: "number_format",
+        abort: false,
+        format: "int32",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _uint32(Class, params) {
+    return new Class({
+        type: "number",
+        check: "number_format",
+        abort: false,
+        format: "uint32",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _boolean(Class, params) {
+    return new Class({
+        type: "boolean",
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _coercedBoolean(Class, params) {
+    return new Class({
+        type: "boolean",
+        coerce: true,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _bigint(Class, params) {
+    return new Class({
+        type: "bigint",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _coercedBigint(Class, params) {
+    return new Class({
+        type: "bigint",
+        coerce: true,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _int64(Class, params) {
+    return new Class({
+        type: "bigint",
+        check: "bigint_format",
+        abort: false,
+        format: "int64",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _uint64(Class, params) {
+    return new Class({
+        type: "bigint",
+        check: "bigint_format",
+        abort: false,
+        format: "uint64",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _symbol(Class, params) {
+    return new Class({
+        type: "symbol",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function api_undefined(Class, params) {
+    return new Class({
+        type: "undefined",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function api_null(Class, params) {
+    return new Class({
+        type: "null",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _any(Class) {
+    return new Class({
+        type: "any",
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _unknown(Class) {
+    return new Class({
+        type: "unknown",
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _never(Class, params) {
+    return new Class({
+        type: "never",
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _void(Class, params) {
+    return new Class({
+        type: "void",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _date(Class, params) {
+    return new Class({
+        type: "date",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _coercedDate(Class, params) {
+    return new Class({
+        type: "date",
+        coerce: true,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _nan(Class, params) {
+    return new Class({
+        type: "nan",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _lt(value, params) {
+    return new $ZodCheckLessThan({
+        check: "less_than",
+        ...normalizeParams(params),
+        value,
+        inclusive: false,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _lte(value, params) {
+    return new $ZodCheckLessThan({
+        check: "less_than",
+        ...normalizeParams(params),
+        value,
+        inclusive: true,
+    });
+}
+
+// @__NO_SIDE_EFFECTS__
+function _gt(value, params) {
+    return new $ZodCheckGreaterThan({
+        check: "greater_than",
+        ...normalizeParams(params),
+        value,
+        inclusive: false,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _gte(value, params) {
+    return new $ZodCheckGreaterThan({
+        check: "greater_than",
+        ...normalizeParams(params),
+        value,
+        inclusive: true,
+    });
+}
+
+// @__NO_SIDE_EFFECTS__
+function _positive(params) {
+    return _gt(0, params);
+}
+// negative
+// @__NO_SIDE_EFFECTS__
+function _negative(params) {
+    return _lt(0, params);
+}
+// nonpositive
+// @__NO_SIDE_EFFECTS__
+function _nonpositive(params) {
+    return _lte(0, params);
+}
+// nonnegative
+// @__NO_SIDE_EFFECTS__
+function _nonnegative(params) {
+    return _gte(0, params);
+}
+// @__NO_SIDE_EFFECTS__
+function _multipleOf(value, params) {
+    return new $ZodCheckMultipleOf({
+        check: "multiple_of",
+        ...normalizeParams(params),
+        value,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _maxSize(maximum, params) {
+    return new checks.$ZodCheckMaxSize({
+        check: "max_size",
+        ...util.normalizeParams(params),
+        maximum,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _minSize(minimum, params) {
+    return new checks.$ZodCheckMinSize({
+        check: "min_size",
+        ...util.normalizeParams(params),
+        minimum,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _size(size, params) {
+    return new checks.$ZodCheckSizeEquals({
+        check: "size_equals",
+        ...util.normalizeParams(params),
+        size,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _maxLength(maximum, params) {
+    const ch = new $ZodCheckMaxLength({
+        check: "max_length",
+        ...normalizeParams(params),
+        maximum,
+    });
+    return ch;
+}
+// @__NO_SIDE_EFFECTS__
+function _minLength(minimum, params) {
+    return new $ZodCheckMinLength({
+        check: "min_length",
+        ...normalizeParams(params),
+        minimum,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _length(length, params) {
+    return new $ZodCheckLengthEquals({
+        check: "length_equals",
+        ...normalizeParams(params),
+        length,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _regex(pattern, params) {
+    return new $ZodCheckRegex({
+        check: "string_format",
+        format: "regex",
+        ...normalizeParams(params),
+        pattern,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _lowercase(params) {
+    return new $ZodCheckLowerCase({
+        check: "string_format",
+        format: "lowercase",
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _uppercase(params) {
+    return new $ZodCheckUpperCase({
+        check: "string_format",
+        format: "uppercase",
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _includes(includes, params) {
+    return new $ZodCheckIncludes({
+        check: "string_format",
+        format: "includes",
+        ...normalizeParams(params),
+        includes,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _startsWith(prefix, params) {
+    return new $ZodCheckStartsWith({
+        check: "string_format",
+        format: "starts_with",
+        ...normalizeParams(params),
+        prefix,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _endsWith(suffix, params) {
+    return new $ZodCheckEndsWith({
+        check: "string_format",
+        format: "ends_with",
+        ...normalizeParams(params),
+        suffix,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _property(property, schema, params) {
+    return new checks.$ZodCheckProperty({
+        check: "property",
+        property,
+        schema,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _properties(shape, params) {
+    return new $ZodCheckProperties({
+        check: "properties",
+        shape,
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _mime(types, params) {
+    return new checks.$ZodCheckMimeType({
+        check: "mime_type",
+        mime: types,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _overwrite(tx) {
+    return new $ZodCheckOverwrite({
+        check: "overwrite",
+        tx,
+    });
+}
+// normalize
+// @__NO_SIDE_EFFECTS__
+function _normalize(form) {
+    return _overwrite((input) => input.normalize(form));
+}
+// trim
+// @__NO_SIDE_EFFECTS__
+function _trim() {
+    return _overwrite((input) => input.trim());
+}
+// toLowerCase
+// @__NO_SIDE_EFFECTS__
+function _toLowerCase() {
+    return _overwrite((input) => input.toLowerCase());
+}
+// toUpperCase
+// @__NO_SIDE_EFFECTS__
+function _toUpperCase() {
+    return _overwrite((input) => input.toUpperCase());
+}
+// slugify
+// @__NO_SIDE_EFFECTS__
+function _slugify() {
+    return _overwrite((input) => slugify(input));
+}
+// @__NO_SIDE_EFFECTS__
+function _array(Class, element, params) {
+    return new Class({
+        type: "array",
+        element,
+        // get element() {
+        //   return element;
+        // },
+        ...normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _union(Class, options, params) {
+    return new Class({
+        type: "union",
+        options,
+        ...util.normalizeParams(params),
+    });
+}
+function _xor(Class, options, params) {
+    return new Class({
+        type: "union",
+        options,
+        inclusive: false,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _discriminatedUnion(Class, discriminator, options, params) {
+    return new Class({
+        type: "union",
+        options: options,
+        discriminator,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _intersection(Class, left, right) {
+    return new Class({
+        type: "intersection",
+        left,
+        right,
+    });
+}
+// export function _tuple(
+//   Class: util.SchemaClass<schemas.$ZodTuple>,
+//   items: [],
+//   params?: string | $ZodTupleParams
+// ): schemas.$ZodTuple<[], null>;
+// @__NO_SIDE_EFFECTS__
+function _tuple(Class, items, _paramsOrRest, _params) {
+    const hasRest = _paramsOrRest instanceof schemas.$ZodType;
+    const params = hasRest ? _params : _paramsOrRest;
+    const rest = hasRest ? _paramsOrRest : null;
+    return new Class({
+        type: "tuple",
+        items,
+        rest,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _record(Class, keyType, valueType, params) {
+    return new Class({
+        type: "record",
+        keyType,
+        valueType,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _map(Class, keyType, valueType, params) {
+    return new Class({
+        type: "map",
+        keyType,
+        valueType,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _set(Class, valueType, params) {
+    return new Class({
+        type: "set",
+        valueType,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _enum(Class, values, params) {
+    const entries = Array.isArray(values) ? Object.fromEntries(values.map((v) => [v, v])) : values;
+    // if (Array.isArray(values)) {
+    //   for (const value of values) {
+    //     entries[value] = value;
+    //   }
+    // } else {
+    //   Object.assign(entries, values);
+    // }
+    // const entries: util.EnumLike = {};
+    // for (const val of values) {
+    //   entries[val] = val;
+    // }
+    return new Class({
+        type: "enum",
+        entries,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+/** @deprecated This API has been merged into `z.enum()`. Use `z.enum()` instead.
+ *
+ * ```ts
+ * enum Colors { red, green, blue }
+ * z.enum(Colors);
+ * ```
+ */
+function _nativeEnum(Class, entries, params) {
+    return new Class({
+        type: "enum",
+        entries,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _literal(Class, value, params) {
+    return new Class({
+        type: "literal",
+        values: Array.isArray(value) ? value : [value],
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _file(Class, params) {
+    return new Class({
+        type: "file",
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _transform(Class, fn) {
+    return new Class({
+        type: "transform",
+        transform: fn,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _optional(Class, innerType) {
+    return new Class({
+        type: "optional",
+        innerType,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _nullable(Class, innerType) {
+    return new Class({
+        type: "nullable",
+        innerType,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _default(Class, innerType, defaultValue) {
+    return new Class({
+        type: "default",
+        innerType,
+        get defaultValue() {
+            return typeof defaultValue === "function" ? defaultValue() : util.shallowClone(defaultValue);
+        },
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _nonoptional(Class, innerType, params) {
+    return new Class({
+        type: "nonoptional",
+        innerType,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _success(Class, innerType) {
+    return new Class({
+        type: "success",
+        innerType,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _catch(Class, innerType, catchValue) {
+    return new Class({
+        type: "catch",
+        innerType,
+        catchValue: (typeof catchValue === "function" ? catchValue : util.constantCatch(catchValue)),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _pipe(Class, in_, out) {
+    return new Class({
+        type: "pipe",
+        in: in_,
+        out,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _readonly(Class, innerType) {
+    return new Class({
+        type: "readonly",
+        innerType,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _templateLiteral(Class, parts, params) {
+    return new Class({
+        type: "template_literal",
+        parts,
+        ...util.normalizeParams(params),
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _lazy(Class, getter) {
+    return new Class({
+        type: "lazy",
+        getter,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _promise(Class, innerType) {
+    return new Class({
+        type: "promise",
+        innerType,
+    });
+}
+// @__NO_SIDE_EFFECTS__
+function _custom(Class, fn, _params) {
+    const norm = normalizeParams(_params);
+    norm.abort ?? (norm.abort = true); // default to abort:false
+    const schema = new Class({
+        type: "custom",
+        check: "custom",
+        fn: fn,
+        ...norm,
+    });
+    return schema;
+}
+// same as _custom but defaults to abort:false
+// @__NO_SIDE_EFFECTS__
+function _refine(Class, fn, _params) {
+    const schema = new Class({
+        type: "custom",
+        check: "custom",
+        fn: fn,
+        ...normalizeParams(_params),
+    });
+    return schema;
+}
+// @__NO_SIDE_EFFECTS__
+function _superRefine(fn, params) {
+    const ch = _check((payload) => {
+        payload.addIssue = (issue) => {
+            if (typeof issue === "string") {
+                payload.issues.push(util_issue(issue, payload.value, ch._zod.def));
+            }
+            else {
+                // for Zod 3 backwards compatibility
+                const _issue = issue;
+                if (_issue.fatal)
+                    _issue.continue = false;
+                _issue.code ?? (_issue.code = "custom");
+                if (!("input" in _issue))
+                    _issue.input = payload.value;
+                _issue.inst ?? (_issue.inst = ch);
+                _issue.continue ?? (_issue.continue = !ch._zod.def.abort); // abort is always undefined, so this is always true...
+                payload.issues.push(util_issue(_issue));
+            }
+        };
+        return fn(payload.value, payload);
+    }, params);
+    return ch;
+}
+// @__NO_SIDE_EFFECTS__
+function _check(fn, params) {
+    const ch = new $ZodCheck({
+        check: "custom",
+        ...normalizeParams(params),
+    });
+    ch._zod.check = fn;
+    return ch;
+}
+// @__NO_SIDE_EFFECTS__
+function describe(description) {
+    const ch = new $ZodCheck({ check: "describe" });
+    ch._zod.onattach = [
+        (inst) => {
+            const existing = globalRegistry.get(inst) ?? {};
+            globalRegistry.add(inst, { ...existing, description });
+        },
+    ];
+    ch._zod.check = () => { }; // no-op check
+    return ch;
+}
+// @__NO_SIDE_EFFECTS__
+function meta(metadata) {
+    const ch = new $ZodCheck({ check: "meta" });
+    ch._zod.onattach = [
+        (inst) => {
+            const existing = globalRegistry.get(inst) ?? {};
+            globalRegistry.add(inst, { ...existing, ...metadata });
+        },
+    ];
+    ch._zod.check = () => { }; // no-op check
+    return ch;
+}
+// @__NO_SIDE_EFFECTS__
+function _stringbool(Classes, _params) {
+    const params = util.normalizeParams(_params);
+    let truthyArray = params.truthy ?? ["true", "1", "yes", "on", "y", "enabled"];
+    let falsyArray = params.falsy ?? ["false", "0", "no", "off", "n", "disabled"];
+    if (params.case !== "sensitive") {
+        truthyArray = truthyArray.map((v) => (typeof v === "string" ? v.toLowerCase() : v));
+        falsyArray = falsyArray.map((v) => (typeof v === "string" ? v.toLowerCase() : v));
+    }
+    const truthySet = new Set(truthyArray);
+    const falsySet = new Set(falsyArray);
+    const _Codec = Classes.Codec ?? schemas.$ZodCodec;
+    const _Boolean = Classes.Boolean ?? schemas.$ZodBoolean;
+    const _String = Classes.String ?? schemas.$ZodString;
+    const stringSchema = new _String({ type: "string", error: params.error });
+    const booleanSchema = new _Boolean({ type: "boolean", error: params.error });
+    const codec = new _Codec({
+        type: "pipe",
+        in: stringSchema,
+        out: booleanSchema,
+        transform: ((input, payload) => {
+            let data = input;
+            if (params.case !== "sensitive")
+                data = data.toLowerCase();
+            if (truthySet.has(data)) {
+                return true;
+            }
+            else if (falsySet.has(data)) {
+                return false;
+            }
+            else {
+                payload.issues.push({
+                    code: "invalid_value",
+                    expected: "stringbool",
+                    values: [...truthySet, ...falsySet],
+                    input: payload.value,
+                    inst: codec,
+                    continue: false,
+                });
+                return {};
+            }
+        }),
+        reverseTransform: ((input, _payload) => {
+            if (input === true) {
+                return truthyArray[0] || "true";
+            }
+            else {
+                return falsyArray[0] || "false";
+            }
+        }),
+        error: params.error,
+    });
+    codec._zod.bag.truthy = truthyArray;
+    codec._zod.bag.falsy = falsyArray;
+    codec._zod.bag.case = params.case ?? "insensitive";
+    return codec;
+}
+// @__NO_SIDE_EFFECTS__
+function _stringFormat(Class, format, fnOrRegex, _params = {}) {
+    const params = util.normalizeParams(_params);
+    const def = {
+        check: "string_format",
+        type: "string",
+        format,
+        fn: typeof fnOrRegex === "function" ? fnOrRegex : (val) => fnOrRegex.test(val),
+        ...params,
+    };
+    if (fnOrRegex instanceof RegExp) {
+        def.pattern = fnOrRegex;
+    }
+    const inst = new Class(def);
+    return inst;
 }
 
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/locales/en.js
@@ -51824,31 +51838,6 @@ function preprocess(fn, schema) {
     });
 }
 
-;// CONCATENATED MODULE: ./node_modules/zod/v4/classic/coerce.js
-
-
-function coerce_string(params) {
-    return core._coercedString(schemas.ZodString, params);
-}
-function coerce_number(params) {
-    return _coercedNumber(ZodNumber, params);
-}
-function coerce_boolean(params) {
-    return core._coercedBoolean(schemas.ZodBoolean, params);
-}
-function coerce_bigint(params) {
-    return core._coercedBigint(schemas.ZodBigInt, params);
-}
-function coerce_date(params) {
-    return core._coercedDate(schemas.ZodDate, params);
-}
-
-;// CONCATENATED MODULE: external "node:fs"
-const external_node_fs_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:fs");
-// EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
-var dist = __nccwpck_require__(8815);
-;// CONCATENATED MODULE: external "node:path"
-const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
 ;// CONCATENATED MODULE: external "node:os"
 const external_node_os_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:os");
 ;// CONCATENATED MODULE: ./.build/src/process/run-context.js
@@ -52031,7 +52020,14 @@ const daemonSchema = strictObject({
   ).describe(
     "Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters."
   ),
-  labels: array(schemas_string().min(1)).default([]).describe("Runner labels besides self-hosted."),
+  labels: array(
+    schemas_string().regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+      "a runner label is letters, digits, dots, dashes and underscores (what runs-on takes), e.g. gpu or school-gpu"
+    )
+  ).max(10).default([]).describe(
+    "The self-hosted runner labels besides self-hosted this daemon's crew and roster jobs run on; empty: [self-hosted, <runner-label-prefix>-<id>] (school-<id>)."
+  ),
   hosted: schemas_string().regex(
     /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
     "a GitHub-hosted runner label, e.g. ubuntu-latest or ubuntu-24.04"
@@ -52167,7 +52163,21 @@ const sandboxLimitsSchema = strictObject({
   ),
   tmpfsMiB: schemas_number().int().min(1).default(512).describe("Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only."),
   diskMiB: schemas_number().int().min(1).default(8192).describe(
-    "What a running crew may write to the host disk: its worktree, HOME and /tmp together, measured every few seconds; beyond it its processes are killed and it fails."
+    "What a crew may write: no file grows past it (RLIMIT_FSIZE) and /tmp is a tmpfs of this size, both bounded when written; its worktree and HOME together are measured every few seconds. A refused write it reports, or a sum beyond it, fails the crew."
+  )
+}).prefault({});
+const keyProxyMeterSchema = strictObject({
+  prices: record(
+    schemas_string().regex(
+      /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,119}$/,
+      "a model name or the start of one, e.g. claude-sonnet-4-5 or gpt-5.1-codex"
+    ),
+    pricingSchema
+  ).default({}).describe(
+    "USD per million tokens per model (a name, or the start of names: claude-sonnet-4-5 covers claude-sonnet-4-5-20250929), over the built-in list prices (docs/security.md). A model no entry names is priced at its provider's most expensive rate, with an alert."
+  ),
+  requestsPerMinute: schemas_number().int({ message: "sandbox.keyProxy.requestsPerMinute: a whole number of requests, e.g. 120" }).min(1, { message: "sandbox.keyProxy.requestsPerMinute: at least 1" }).max(1e5).default(120).describe(
+    "Requests one crew may send through its key proxy in any minute; past it the proxy answers 429 with retry-after, without asking the API."
   )
 }).prefault({});
 const sandboxSchema = strictObject({
@@ -52186,20 +52196,33 @@ const sandboxSchema = strictObject({
   bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path)."),
   limits: sandboxLimitsSchema.describe(
     "Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB, diskMiB (docs/security.md)."
+  ),
+  keyProxy: keyProxyMeterSchema.describe(
+    "The key proxy's meter: the prices it counts each answer's usage with, and a crew's request rate (docs/security.md)."
   )
 }).prefault({});
 const SEALED_RESULT_FORMATS = ["node-test", "junit"];
 const sealedResultsSchema = strictObject({
   format: schemas_enum(SEALED_RESULT_FORMATS).describe(
-    "node-test: sealedTests is `node --test \u2026` and the judge adds node's JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
+    "node-test: sealedTests is `node --test \u2026` and the judge adds its guard and its own JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
   ),
   file: schemas_string().min(1).optional().describe(
     "junit only: the report the command writes, relative to the checkout, for a runner that cannot take {results} in argv. A patch touching it is tampering."
   ),
   expect: array(schemas_string().min(1)).min(1).optional().describe(
-    "Tests that must each be reported as passed (name, `suite > name` or `classname.name`). Default: every test the suite reports on the base commit."
+    "Tests that must each be reported as passed (full id such as tests/test_a.py::test_x or test/a.test.js > suite > name; or name, `suite > name`, `classname.name`). Default: every test the suite reports on the base commit."
   )
 }).describe("Named results: the sealed judge passes on the test report, so an early exit fails.");
+const verifyResultsSchema = strictObject({
+  format: schemas_enum(SEALED_RESULT_FORMATS).describe(
+    "node-test: dispatch.verify is `node --test \u2026` and the school adds node's JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
+  ),
+  file: schemas_string().min(1).optional().describe(
+    "junit only: the report the command writes, relative to the checkout, for a runner that cannot take {results} in argv."
+  )
+}).describe(
+  "Named results of dispatch.verify: a crew is graded on the difference from the unchanged base (tests failing there that now pass, tests passing there that must still pass), never blamed for tests already failing at the base."
+);
 const MAX_DAEMONS = 256;
 const DEFAULT_HEARTBEAT_TTL_SECONDS = 900;
 const configSchema = strictObject({
@@ -52263,13 +52286,19 @@ const configSchema = strictObject({
     agentPauseMaxMinutes: schemas_number().int().min(1).max(10080).default(60).describe(
       "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. Only the API's own answer, seen by the key proxy, pauses the school."
     ),
+    limitProbe: schemas_boolean().default(true).describe(
+      "Confirm a usage limit only the student claimed before it pauses the agent: the school runs the agent once itself (a trivial prompt in an empty directory, no issue text) and pauses the agent only when that answers with the limit too, or when crews of two different issues reported it within agentPauseMaxMinutes. Unconfirmed, the claim is the issue's (limit_unconfirmed): it goes to the back of the queue. false: today's behaviour before probes (every claim pauses its agent)."
+    ),
+    maxUnconfirmedLimitClaims: schemas_number().int().min(1).max(100).default(3).describe(
+      "Unconfirmed limit claims (limit_unconfirmed) of one issue after which it stops (stopped-after-unconfirmed-limit-claims) until `school requeue` or `school dead-letters requeue issue:N`."
+    ),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
     repairInJob: schemas_boolean().default(true).describe(
       "An Actions crew job plans and starts the repair of its own failed crew at once, instead of leaving it to a later run."
     ),
     verify: argv.optional().describe(
-      "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch."
+      "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch (the base's tests put back over it), writable for the run and thrown away after, and judged against the unchanged base (docs/grading.md)."
     ),
     install: strictObject({
       command: argv.describe("Installs the dependencies in a checkout of the base, e.g. [npm, ci]."),
@@ -52278,6 +52307,7 @@ const configSchema = strictObject({
     }).optional().describe(
       "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
     ),
+    verifyResults: verifyResultsSchema.optional(),
     order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
       'smallest-first: repairs, priority, smallest size. tail-guard (default): repairs and priority first; within a priority, issues predicted long enough to stretch the makespan, then the quicker 55 % of the curriculum smallest first, then the rest longest first (docs/dispatch.md "Ordering").'
     ),
@@ -52325,9 +52355,29 @@ const configSchema = strictObject({
     sealedTests: argv.optional().describe(
       "Hidden test command run on the crew patch at its base; {sealed} names the copy of sealedDir."
     ),
-    sealedDir: schemas_string().optional().describe("Directory outside the repository holding the sealed suite (copied for each run)."),
+    sealedDir: schemas_string().optional().describe(
+      "Directory outside the repository holding the sealed suite (laid into, or copied beside, a fresh checkout for each run)."
+    ),
     sealedProtect: array(schemas_string().min(1)).default([]).describe("Path globs a patch may not touch (e.g. package.json); touching one is tampering."),
     sealedResults: sealedResultsSchema.optional(),
+    sealedLayout: schemas_enum(["beside", "into"]).optional().describe(
+      "Where the sealed suite goes: into (its files laid into the checkout at their paths, with the installed dependencies) or beside (a copy next to it, named by {sealed}). Default: beside when sealedTests names {sealed}, else into."
+    ),
+    testPatterns: array(schemas_string().min(1)).default([]).describe(
+      "Path globs of test files beyond the built-in ones (docs/grading.md, test surface): a patch may add such files, not change the base's."
+    ),
+    testDefinitions: array(schemas_string().min(1)).default([]).describe(
+      "Path globs of files that define how tests run beyond the built-in ones (package.json scripts, runner configs, CI): any change to one is refused tests_changed."
+    ),
+    allowTestChanges: schemas_boolean().default(false).describe(
+      "true: a patch may change the base's tests and test definitions; the change is flagged for the reviewer and on the board instead of refused tests_changed."
+    ),
+    allowProtected: array(schemas_string().min(1)).default([]).describe(
+      "Path globs of protected paths (.github/**, school.yml, .gitattributes, package-manager and CI configs) a patch may change; anything else there is refused protected_path, in grading and at delivery."
+    ),
+    evidence: schemas_enum(["required", "optional"]).default("required").describe(
+      "required: a coding issue's accepted change must show its fix (a test it adds that fails at the base, tests failing at the base that now pass, or sealed tests that pass), else it is rejected no_evidence; docs and chore issues (a label or a curriculum rule's domain docs, documentation or chore) and non-coding roles are exempt. optional: no evidence is asked."
+    ),
     reviewer: reviewerSchema.optional().describe(
       "Judge 2: a command (argv) printing a JSON verdict, or {kind: claude-code | codex, ...}; default: built-in rubric."
     ),
@@ -52371,6 +52421,22 @@ const configSchema = strictObject({
     c.grading,
     (path, message) => ctx.addIssue({ code: "custom", path: ["grading", ...path], message })
   );
+  if (c.grading.sealedLayout === "into" && c.grading.sealedTests?.some((a) => a.includes("{sealed}")))
+    ctx.addIssue({
+      code: "custom",
+      path: ["grading", "sealedTests"],
+      message: "names {sealed}, but grading.sealedLayout is into: the suite's files are laid into the checkout at their own paths; name them relative to it (e.g. tests/test_fix.py), or set sealedLayout: beside"
+    });
+  if (c.dispatch.verifyResults)
+    resultsIssues(
+      {
+        command: c.dispatch.verify,
+        results: c.dispatch.verifyResults,
+        name: "verify",
+        field: "verifyResults"
+      },
+      (path, message) => ctx.addIssue({ code: "custom", path: ["dispatch", ...path], message })
+    );
   const dir = c.grading.sealedDir;
   if (dir === void 0) return;
   const rel = (0,external_node_path_namespaceObject.relative)((0,external_node_path_namespaceObject.resolve)(c.repoPath), (0,external_node_path_namespaceObject.resolve)(dir));
@@ -52437,9 +52503,56 @@ function sealedResultsIssues(g, issue) {
   if (r.file !== void 0 && ((0,external_node_path_namespaceObject.isAbsolute)(r.file) || r.file.split(/[\\/]/).includes("..")))
     issue(["sealedResults", "file"], "is a path inside the checkout, relative to it (no leading /, no ..)");
 }
+function resultsIssues(o, issue) {
+  const { command: argv2, results: r, name, field } = o;
+  if (!argv2) {
+    issue([field], `needs dispatch.${name}, the command whose test report it reads`);
+    return;
+  }
+  if (r.format === "node-test") {
+    if (!argv2.includes("--test"))
+      issue(
+        [name],
+        `with ${field}.format node-test the command is node's test runner: an argv holding --test, e.g. [node, --test]; for npm test use format junit with a reporter writing to {results}`
+      );
+    const reporter = argv2.find((a) => a.startsWith("--test-reporter"));
+    if (reporter)
+      issue([name], `with ${field}.format node-test the school sets the reporters; remove ${reporter}`);
+    if (r.file !== void 0)
+      issue(
+        [field, "file"],
+        "is for format junit; with node-test the school chooses where node writes its report"
+      );
+    return;
+  }
+  const placeholder = argv2.some((a) => a.includes("{results}"));
+  if (!placeholder && r.file === void 0)
+    issue(
+      [name],
+      `with ${field}.format junit the command writes its JUnit XML to {results}, e.g. [pytest, '--junitxml={results}'], or set ${field}.file`
+    );
+  if (placeholder && r.file !== void 0)
+    issue([field, "file"], "the command already writes to {results}; use one of the two");
+  if (r.file !== void 0 && ((0,external_node_path_namespaceObject.isAbsolute)(r.file) || r.file.split(/[\\/]/).includes("..")))
+    issue([field, "file"], "is a path inside the checkout, relative to it (no leading /, no ..)");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/config/source.js
+
+const SOURCE = /* @__PURE__ */ Symbol.for("school-core.configSource");
+function withConfigSource(config, path) {
+  config[SOURCE] = (0,external_node_path_namespaceObject.resolve)(path);
+  return config;
+}
+function configSource(config) {
+  const v = config[SOURCE];
+  return typeof v === "string" ? v : void 0;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/config/load.js
+
 
 
 
@@ -52466,7 +52579,8 @@ function loadConfig(path, overrides = {}) {
       throw new ConfigError(`config: ${path} is not valid YAML: ${e.message}`);
     }
   }
-  return parseConfig(raw, source, overrides);
+  const config = parseConfig(raw, source, overrides);
+  return path ? withConfigSource(config, path) : config;
 }
 function parseConfig(raw, source = "school.yml", overrides = {}) {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
@@ -52568,155 +52682,6 @@ function writeJsonAtomic(path, value, options = {}) {
 }
 function writeTextAtomic(path, text) {
   writeFileAtomic(path, redact_redactText(text));
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/state/layout.js
-
-const STATE_FILES = {
-  /** Materialized curriculum (sanitized issues), replaced atomically on each fetch. */
-  curriculum: "curriculum.jsonl",
-  /** ETag and `since` cursor of the last fetch. */
-  curriculumMeta: "curriculum-meta.json",
-  /** Crew lifecycle and worktree leases (events). */
-  crews: "crews.jsonl",
-  /** Grading queue (events). */
-  grading: "grading.jsonl",
-  /** Score ledger: one applied event per crew_id (events). */
-  scores: "scores.jsonl",
-  /** GitHub side effects waiting for delivery (events). */
-  outbox: "outbox.jsonl",
-  /** Outcome observations (fail-soft, append-only). */
-  observations: "observations.jsonl",
-  /** Usage and spend reported by students (events). */
-  spend: "spend.jsonl",
-  /** School-wide control: pauses, roster heartbeats (events). */
-  school: "school.jsonl",
-  /** What the school saw on its delivered pull requests: the listing cursor, merges (events). */
-  feedback: "feedback.jsonl",
-  /** Append-only audit log of everything the school did. */
-  audit: "events.jsonl",
-  /** Checkpoint manifest: generation and SHA-256 of every file. */
-  manifest: "manifest.json"
-};
-const STATE_DIRS = {
-  bookbags: "bookbags",
-  /** Derived, disposable files rebuilt from the logs; checkpoint-state never saves them. */
-  views: "views"
-};
-const VIEW_FILES = {
-  /** The board's persisted fold (src/board/fold-cache.ts). */
-  boardFold: "board-fold.json"
-};
-class StateLayout {
-  /**
-   * @param actor who writes through this layout, as the audit log names it: `auditActor(context)`
-   * (src/process/run-context.ts); a local process by default.
-   */
-  constructor(root, actor = `local:${process.pid}`) {
-    this.actor = actor;
-    this.root = (0,external_node_path_namespaceObject.resolve)(root);
-  }
-  actor;
-  root;
-  file(name) {
-    return (0,external_node_path_namespaceObject.join)(this.root, STATE_FILES[name]);
-  }
-  bookbag(crewId) {
-    return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.bookbags, crewId);
-  }
-  view(name) {
-    return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.views, name);
-  }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/checkpoint/manifest.js
-
-
-const MANIFEST_FILE = "manifest.json";
-const fileEntry = strictObject({
-  sha256: schemas_string().regex(/^[0-9a-f]{64}$/),
-  size: schemas_number().int().nonnegative()
-});
-const manifestSchema = strictObject({
-  schema: literal(1),
-  generation: schemas_number().int().positive(),
-  createdAt: schemas_string(),
-  writer: schemas_string(),
-  files: record(schemas_string(), fileEntry),
-  /** What the save changed on the way out, for the job summary and for people reading the branch. */
-  redacted: record(schemas_string(), schemas_number().int().nonnegative()).default({}),
-  compacted: record(
-    schemas_string(),
-    strictObject({ folded: schemas_number().int().nonnegative(), dropped: schemas_number().int().nonnegative() })
-  ).default({})
-});
-function sha256(data) {
-  return (0,external_node_crypto_.createHash)("sha256").update(data).digest("hex");
-}
-function seal(files, info) {
-  const sorted = new Map([...files.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0));
-  const entries = {};
-  for (const [path, data] of sorted) entries[path] = { sha256: sha256(data), size: data.length };
-  return {
-    files: sorted,
-    manifest: {
-      schema: 1,
-      generation: info.generation,
-      createdAt: (info.createdAt ?? /* @__PURE__ */ new Date()).toISOString(),
-      writer: info.writer,
-      files: entries,
-      redacted: info.redacted ?? {},
-      compacted: info.compacted ?? {}
-    }
-  };
-}
-function serializeManifest(manifest) {
-  return Buffer.from(JSON.stringify(manifest, null, 2) + "\n", "utf8");
-}
-function parseManifest(data, origin) {
-  let raw;
-  try {
-    raw = JSON.parse(data.toString("utf8"));
-  } catch (e) {
-    throw new ManifestError(`${origin}: ${MANIFEST_FILE} is not JSON (${e.message})`);
-  }
-  const parsed = manifestSchema.safeParse(raw);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    throw new ManifestError(
-      `${origin}: ${MANIFEST_FILE} is not a checkpoint manifest (${first?.path.join(".") || "top level"}: ${first?.message})`
-    );
-  }
-  return parsed.data;
-}
-function verify(snapshot) {
-  const problems = [];
-  const listed = snapshot.manifest.files;
-  for (const [path, entry] of Object.entries(listed)) {
-    const data = snapshot.files.get(path);
-    if (!data) problems.push(`${path}: listed in the manifest but missing`);
-    else if (data.length !== entry.size)
-      problems.push(`${path}: size ${data.length}, manifest says ${entry.size}`);
-    else if (sha256(data) !== entry.sha256) problems.push(`${path}: SHA-256 does not match the manifest`);
-  }
-  for (const path of snapshot.files.keys()) {
-    if (!(path in listed)) problems.push(`${path}: present but not listed in the manifest`);
-    if (!safePath(path)) problems.push(`${path}: not a safe relative path`);
-  }
-  return problems;
-}
-function safePath(path) {
-  if (path === "" || path.startsWith("/") || path.includes("\\") || /[\u0000-\u001f"]/.test(path))
-    return false;
-  return path.split("/").every((part) => part !== "" && part !== "." && part !== "..");
-}
-class ManifestError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "ManifestError";
-  }
 }
 
 
@@ -53271,6 +53236,66 @@ function event_log_event(type, key, data, at = /* @__PURE__ */ new Date()) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/state/layout.js
+
+const STATE_FILES = {
+  /** Materialized curriculum (sanitized issues), replaced atomically on each fetch. */
+  curriculum: "curriculum.jsonl",
+  /** ETag and `since` cursor of the last fetch. */
+  curriculumMeta: "curriculum-meta.json",
+  /** Crew lifecycle and worktree leases (events). */
+  crews: "crews.jsonl",
+  /** Grading queue (events). */
+  grading: "grading.jsonl",
+  /** Score ledger: one applied event per crew_id (events). */
+  scores: "scores.jsonl",
+  /** GitHub side effects waiting for delivery (events). */
+  outbox: "outbox.jsonl",
+  /** Outcome observations (fail-soft, append-only). */
+  observations: "observations.jsonl",
+  /** Usage and spend reported by students (events). */
+  spend: "spend.jsonl",
+  /** School-wide control: pauses, roster heartbeats (events). */
+  school: "school.jsonl",
+  /** What the school saw on its delivered pull requests: the listing cursor, merges (events). */
+  feedback: "feedback.jsonl",
+  /** Append-only audit log of everything the school did. */
+  audit: "events.jsonl",
+  /** Checkpoint manifest: generation and SHA-256 of every file. */
+  manifest: "manifest.json"
+};
+const STATE_DIRS = {
+  bookbags: "bookbags",
+  /** Derived, disposable files rebuilt from the logs; checkpoint-state never saves them. */
+  views: "views"
+};
+const VIEW_FILES = {
+  /** The board's persisted fold (src/board/fold-cache.ts). */
+  boardFold: "board-fold.json"
+};
+class StateLayout {
+  /**
+   * @param actor who writes through this layout, as the audit log names it: `auditActor(context)`
+   * (src/process/run-context.ts); a local process by default.
+   */
+  constructor(root, actor = `local:${process.pid}`) {
+    this.actor = actor;
+    this.root = (0,external_node_path_namespaceObject.resolve)(root);
+  }
+  actor;
+  root;
+  file(name) {
+    return (0,external_node_path_namespaceObject.join)(this.root, STATE_FILES[name]);
+  }
+  bookbag(crewId) {
+    return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.bookbags, crewId);
+  }
+  view(name) {
+    return (0,external_node_path_namespaceObject.join)(this.root, STATE_DIRS.views, name);
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/checkpoint/logs.js
 
 
@@ -53377,6 +53402,176 @@ function unionSnapshots(a, b, report) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/checkpoint/recover.js
+
+
+
+
+
+
+const QUARANTINED = /^(.+\.jsonl)\.corrupt-(.+)$/;
+function quarantinedLogs(root) {
+  if (!(0,external_node_fs_namespaceObject.existsSync)(root)) return [];
+  return (0,external_node_fs_namespaceObject.readdirSync)(root).map((n) => ({ n, m: QUARANTINED.exec(n) })).filter((x) => !!x.m && isLog(x.m[1])).sort((a, b) => a.m[2] < b.m[2] ? -1 : a.m[2] > b.m[2] ? 1 : 0).map((x) => ({ file: x.m[1], copy: x.n }));
+}
+function salvage(text) {
+  const lines = text.split("\n");
+  if (!text.endsWith("\n")) lines.pop();
+  else lines.pop();
+  const records = [];
+  const dropped = [];
+  let snapshot;
+  lines.forEach((line, i) => {
+    if (line.trim() === "") return;
+    let value;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      dropped.push(i + 1);
+      return;
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      dropped.push(i + 1);
+      return;
+    }
+    const r = value;
+    if (r.type === SNAPSHOT_TYPE && i === 0) snapshot = r;
+    else records.push(r);
+  });
+  return { log: { ...snapshot ? { snapshot } : {}, records }, dropped };
+}
+function stamp() {
+  return (/* @__PURE__ */ new Date()).toISOString().replace(/[:.]/g, "-");
+}
+async function recoverQuarantined(root) {
+  const out = [];
+  for (const { file, copy } of quarantinedLogs(root)) {
+    const live = (0,external_node_path_namespaceObject.join)(root, file);
+    out.push(
+      await withLock(live, () => {
+        const { log, dropped } = salvage((0,external_node_fs_namespaceObject.readFileSync)((0,external_node_path_namespaceObject.join)(root, copy), "utf8"));
+        const current = (0,external_node_fs_namespaceObject.existsSync)(live) ? parseLog((0,external_node_fs_namespaceObject.readFileSync)(live), `state:${file}`) : { records: [] };
+        const merged = unionLogs(current, log);
+        writeFileAtomic(live, serializeLog(merged));
+        const keptAs = copy.replace(".corrupt-", ".recovered-").replace(/$/, `-${stamp()}`);
+        (0,external_node_fs_namespaceObject.renameSync)((0,external_node_path_namespaceObject.join)(root, copy), (0,external_node_path_namespaceObject.join)(root, keptAs));
+        fsyncDir(root);
+        return { file, from: copy, keptAs, kept: log.records.length, dropped, total: merged.records.length };
+      })
+    );
+  }
+  return out;
+}
+
+
+;// CONCATENATED MODULE: ./node_modules/zod/v4/classic/coerce.js
+
+
+function coerce_string(params) {
+    return core._coercedString(schemas.ZodString, params);
+}
+function coerce_number(params) {
+    return _coercedNumber(ZodNumber, params);
+}
+function coerce_boolean(params) {
+    return core._coercedBoolean(schemas.ZodBoolean, params);
+}
+function coerce_bigint(params) {
+    return core._coercedBigint(schemas.ZodBigInt, params);
+}
+function coerce_date(params) {
+    return core._coercedDate(schemas.ZodDate, params);
+}
+
+;// CONCATENATED MODULE: ./.build/src/checkpoint/manifest.js
+
+
+const MANIFEST_FILE = "manifest.json";
+const fileEntry = strictObject({
+  sha256: schemas_string().regex(/^[0-9a-f]{64}$/),
+  size: schemas_number().int().nonnegative()
+});
+const manifestSchema = strictObject({
+  schema: literal(1),
+  generation: schemas_number().int().positive(),
+  createdAt: schemas_string(),
+  writer: schemas_string(),
+  files: record(schemas_string(), fileEntry),
+  /** What the save changed on the way out, for the job summary and for people reading the branch. */
+  redacted: record(schemas_string(), schemas_number().int().nonnegative()).default({}),
+  compacted: record(
+    schemas_string(),
+    strictObject({ folded: schemas_number().int().nonnegative(), dropped: schemas_number().int().nonnegative() })
+  ).default({})
+});
+function sha256(data) {
+  return (0,external_node_crypto_.createHash)("sha256").update(data).digest("hex");
+}
+function seal(files, info) {
+  const sorted = new Map([...files.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0));
+  const entries = {};
+  for (const [path, data] of sorted) entries[path] = { sha256: sha256(data), size: data.length };
+  return {
+    files: sorted,
+    manifest: {
+      schema: 1,
+      generation: info.generation,
+      createdAt: (info.createdAt ?? /* @__PURE__ */ new Date()).toISOString(),
+      writer: info.writer,
+      files: entries,
+      redacted: info.redacted ?? {},
+      compacted: info.compacted ?? {}
+    }
+  };
+}
+function serializeManifest(manifest) {
+  return Buffer.from(JSON.stringify(manifest, null, 2) + "\n", "utf8");
+}
+function parseManifest(data, origin) {
+  let raw;
+  try {
+    raw = JSON.parse(data.toString("utf8"));
+  } catch (e) {
+    throw new ManifestError(`${origin}: ${MANIFEST_FILE} is not JSON (${e.message})`);
+  }
+  const parsed = manifestSchema.safeParse(raw);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw new ManifestError(
+      `${origin}: ${MANIFEST_FILE} is not a checkpoint manifest (${first?.path.join(".") || "top level"}: ${first?.message})`
+    );
+  }
+  return parsed.data;
+}
+function verify(snapshot) {
+  const problems = [];
+  const listed = snapshot.manifest.files;
+  for (const [path, entry] of Object.entries(listed)) {
+    const data = snapshot.files.get(path);
+    if (!data) problems.push(`${path}: listed in the manifest but missing`);
+    else if (data.length !== entry.size)
+      problems.push(`${path}: size ${data.length}, manifest says ${entry.size}`);
+    else if (sha256(data) !== entry.sha256) problems.push(`${path}: SHA-256 does not match the manifest`);
+  }
+  for (const path of snapshot.files.keys()) {
+    if (!(path in listed)) problems.push(`${path}: present but not listed in the manifest`);
+    if (!safePath(path)) problems.push(`${path}: not a safe relative path`);
+  }
+  return problems;
+}
+function safePath(path) {
+  if (path === "" || path.startsWith("/") || path.includes("\\") || /[\u0000-\u001f"]/.test(path))
+    return false;
+  return path.split("/").every((part) => part !== "" && part !== "." && part !== "..");
+}
+class ManifestError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "ManifestError";
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/checkpoint/merge.js
 
 function mergeFiles(theirs, ours, report = { divergentKeys: 0 }, warn) {
@@ -53465,6 +53660,8 @@ function excluded(path, isDir) {
   if (isDir && (name.endsWith(".lock") || name.endsWith(".handover"))) return "lock";
   if (name.startsWith(".") && name.endsWith(".tmp")) return "unfinished atomic write";
   if (name.includes(".corrupt-")) return "quarantined corrupt file (kept on this machine only)";
+  if (name.includes(".recovered-"))
+    return "a quarantined copy already merged back (kept on this machine only)";
   return void 0;
 }
 function readTree(root) {
@@ -53736,6 +53933,12 @@ class DeliveryRefusedError extends SchoolError {
   constructor(message) {
     super(message);
     this.name = "DeliveryRefusedError";
+  }
+}
+class DeliveredTreeError extends DeliveryRefusedError {
+  constructor(message) {
+    super(message);
+    this.name = "DeliveredTreeError";
   }
 }
 
@@ -54157,8 +54360,40 @@ const verificationRecordSchema = object({
   logDigest: schemas_string(),
   baseSha: schemas_string(),
   diffSha: schemas_string(),
-  timedOut: schemas_boolean().default(false)
+  timedOut: schemas_boolean().default(false),
+  /**
+   * The school's failure, not the crew's (src/crew/base-run.ts): the install failed, a program or
+   * the runner was missing, the run was killed by a signal, or the base itself fails and no named
+   * results tell the crew's part apart. No verdict is passed on the crew (docs/grading.md).
+   */
+  environment: object({
+    kind: schemas_enum(["install_failed", "program_missing", "killed", "base_red", "checkout_failed"]),
+    reason: schemas_string()
+  }).optional(),
+  /** The patch does not apply at its base: git's message (verdict `patch_does_not_apply`). */
+  notApplied: schemas_string().optional(),
+  /** The unchanged base's verification (once per base, cached): its exit and the tests failing there. */
+  base: object({
+    exitCode: schemas_number().int().nullable(),
+    passed: schemas_boolean(),
+    /** Named results were read at the base. */
+    named: schemas_boolean(),
+    /** Tests failing at the base (named results), at most `MAX_NAMES`. */
+    failing: array(schemas_string()).optional(),
+    failingCount: schemas_number().int().nonnegative().optional(),
+    passingCount: schemas_number().int().nonnegative().optional()
+  }).optional(),
+  /** Tests failing at the base that pass with the patch (FAIL_TO_PASS), at most `MAX_NAMES`. */
+  failToPass: array(schemas_string()).optional(),
+  /** Tests passing at the base that still pass (PASS_TO_PASS), at most `MAX_NAMES`; `passToPassCount` is all. */
+  passToPass: array(schemas_string()).optional(),
+  passToPassCount: schemas_number().int().nonnegative().optional(),
+  /** Tests that fail with the patch and did not fail at the base (the crew's failures). */
+  broken: array(schemas_string()).optional(),
+  /** Base test files and test definitions the patch changed, put back to the base's bytes for the run. */
+  reset: array(schemas_string()).optional()
 });
+const MAX_NAMES = 200;
 const usageSchema = object({
   inputTokens: schemas_number().nonnegative().optional(),
   outputTokens: schemas_number().nonnegative().optional(),
@@ -54184,7 +54419,7 @@ const bookbagSchema = object({
   difficulty: schemas_number().int(),
   fences: array(schemas_string()),
   baseSha: schemas_string(),
-  /** SHA-256 of diff.patch. */
+  /** SHA-256 of diff.patch: of the bytes collected from the worktree. */
   diffSha: schemas_string(),
   /** SHA-256 of the brief the student received. */
   briefSha: schemas_string(),
@@ -54225,7 +54460,16 @@ const bookbagSchema = object({
     /** Why the session was fresh (a command agent, no session store kept, the resume refused). */
     why: schemas_string().optional()
   }).optional(),
-  timings: object({ startedAt: schemas_string(), finishedAt: schemas_string(), durationMs: schemas_number() })
+  timings: object({ startedAt: schemas_string(), finishedAt: schemas_string(), durationMs: schemas_number() }),
+  /**
+   * Set when the crew's change was refused at collection and not kept (diff.patch is empty):
+   * `secret_in_patch`, where the secret scan (src/security/secret-scan.ts) found a credential — the
+   * file, the line and the kind, never the value.
+   */
+  refusal: object({
+    code: literal("secret_in_patch"),
+    findings: array(object({ file: schemas_string(), line: schemas_number().int(), kind: schemas_string() }))
+  }).optional()
 });
 const doneFlagSchema = object({ crewId: schemas_string(), recordSha: schemas_string(), diffSha: schemas_string() });
 
@@ -54333,6 +54577,7 @@ const spendFold = registerFold({
       const crews = state.crews ??= {};
       const c = crews[crewId] ??= { usd: 0, day };
       c.usd += cost;
+      if (e.data.source === "metered") c.meteredUsd = (c.meteredUsd ?? 0) + cost;
       if (day > c.day) c.day = day;
     }
     return state;
@@ -54468,6 +54713,7 @@ const crewFold = registerFold({
           if (e.data.infra) c.infra = true;
           if (e.data.orphaned) c.orphaned = true;
           if (e.data.upstream) c.upstream = e.data.upstream;
+          if (e.data.confirmed) c.confirmed = e.data.confirmed;
         }
         break;
       }
@@ -54948,7 +55194,7 @@ class ScoreLedger {
     const quarantined = names.filter((n) => n.startsWith(prefix)).sort();
     if (quarantined.length > 0) {
       throw new LedgerCorruptError(
-        `score ledger ${path} was quarantined to ${quarantined.map((n) => `${(0,external_node_path_namespaceObject.dirname)(path)}/${n}`).join(", ")}; grading is stopped and the ledger will not be re-seeded. Repair the quarantined copy, move it back to ${(0,external_node_path_namespaceObject.basename)(path)} and delete the .corrupt- file, then rerun.`
+        `score ledger ${path} was quarantined to ${quarantined.map((n) => `${(0,external_node_path_namespaceObject.dirname)(path)}/${n}`).join(", ")}; grading is stopped and the ledger will not be re-seeded. Run \`school checkpoint recover\`: it merges every score record of the quarantined copy that still parses back into the ledger (each applied once, by its key) and keeps the copy; then rerun. Never delete the quarantined copy: its scores would be lost.`
       );
     }
     this.healthy = id ? { dev: id.dev, ino: id.ino } : void 0;
@@ -55346,10 +55592,183 @@ function dropSessionStores(files, logs) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/security/secret-scan.js
+
+
+class SecretInPatchError extends SchoolError {
+  constructor(findings) {
+    super(`secret_in_patch: ${describeSecrets(findings)}`);
+    this.findings = findings;
+    this.name = "SecretInPatchError";
+  }
+  findings;
+  code = "secret_in_patch";
+}
+function describeSecrets(findings) {
+  const shown = findings.slice(0, 5).map((f) => `${f.kind} at ${f.file.slice(0, 200)} line ${f.line}`);
+  const more = findings.length > 5 ? ` and ${findings.length - 5} more` : "";
+  return `the change adds ${shown.join(", ")}${more}; a credential in a change is refused, never kept, delivered or shown`;
+}
+const MAX_FINDINGS = 50;
+function scanPatch(patch) {
+  const findings = [];
+  let file = "";
+  let hunk;
+  let pemAt;
+  for (const raw of patch.split("\n")) {
+    if (findings.length >= MAX_FINDINGS) break;
+    if (hunk && (hunk.oldLeft > 0 || hunk.newLeft > 0)) {
+      const mark = raw[0];
+      if (mark === "\\") continue;
+      if (mark === "+") {
+        const text = raw.slice(1);
+        if (pemAt && PEM_BODY.test(text)) findings.push({ ...pemAt, kind: PEM_KIND });
+        pemAt = PEM_HEADER.test(text) ? { file, line: hunk.line } : void 0;
+        const kind = PEM_INLINE.test(text) ? PEM_KIND : lineSecret(text);
+        if (kind) findings.push({ file, line: hunk.line, kind });
+        hunk.line++;
+        hunk.newLeft--;
+        continue;
+      }
+      pemAt = void 0;
+      if (mark === "-") hunk.oldLeft--;
+      else {
+        hunk.oldLeft--;
+        hunk.newLeft--;
+        hunk.line++;
+      }
+      continue;
+    }
+    hunk = void 0;
+    pemAt = void 0;
+    if (raw.startsWith("diff --git ")) file = "";
+    else if (raw.startsWith("+++ ")) file = newPath(raw.slice(4));
+    else if (raw.startsWith("@@ ")) {
+      const m = /^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(raw);
+      if (m) hunk = { oldLeft: count(m[1]), newLeft: count(m[3]), line: Number(m[2]) };
+    }
+  }
+  return secret_scan_dedupe(findings);
+}
+function holdsCredential(text) {
+  if (!MAY_HOLD.test(text) && !holdsRegisteredSecret(text, credentialLike)) return false;
+  let pem = false;
+  for (const raw of text.split("\n")) {
+    const line = /^[+ -]/.test(raw) ? raw.slice(1) : raw;
+    if (pem && PEM_BODY.test(line) || PEM_INLINE.test(line) || lineSecret(line)) return true;
+    pem = PEM_HEADER.test(line);
+  }
+  return false;
+}
+function refuseSecrets(patch) {
+  const findings = scanPatch(patch);
+  if (findings.length) throw new SecretInPatchError(findings);
+}
+const MAY_HOLD = /gh[pousr]_|github_pat_|sk-|A(?:KI|SI|GP|ID|RO|NP)A|AIza|xox|hooks\.slack\.com|PRIVATE KEY|token|secret|passw|phrase|key|credential/i;
+const PEM_KIND = "a PEM private key";
+const PEM_HEADER = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
+const PEM_BODY = /^[\s"'`]*[A-Za-z0-9+/]{40,}={0,2}[\s"'`,;\\n]*$/;
+const PEM_INLINE = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:\\r)?\\n[A-Za-z0-9+/]{40,}/;
+const FORMATS = TOKEN_FORMATS.filter((f) => f.kind !== PEM_KIND && f.kind !== "a JSON Web Token");
+const PREFIX = /^(?:github_pat_|gh[pousr]_|sk-ant-(?:api\d\d-|admin\d\d-)?|sk-(?:proj-|svcacct-|admin-|live-|test-)?|xox[abposre]-|https:\/\/hooks\.slack\.com\/services\/|AIza)/;
+function lineSecret(text) {
+  if (holdsRegisteredSecret(text, credentialLike)) return "a secret the school holds";
+  for (const { kind, pattern } of FORMATS) {
+    for (const m of text.matchAll(new RegExp(pattern.source, "g"))) {
+      const token = m[0];
+      if (kind === "an AWS access key id") {
+        if (!token.endsWith("EXAMPLE")) return kind;
+        continue;
+      }
+      const body = token.replace(PREFIX, "");
+      if (/[0-9]/.test(body) && /[A-Za-z]/.test(body) && entropy(body) >= 3) return kind;
+    }
+  }
+  return credentialAssignment(text);
+}
+function credentialLike(secret) {
+  return secret.length >= 16 && !/^https?:\/\//.test(secret) && entropy(secret) >= 3;
+}
+const CREDENTIAL_KEY = /(?:token|secret|password|passwd|passphrase|apikey|accesskey|secretkey|privatekey|credential|credentials|clientsecret)$/;
+const VALUE = "[A-Za-z0-9+/=_.~-]{32,}";
+const ASSIGNMENTS = [
+  // `key = "v"`, `key: 'v'`, `"key": "v"`, `key := "v"`, `:key => "v"`, `key: String = "v"`.
+  new RegExp(
+    `([A-Za-z0-9_$@.-]+)["']?\\s*(?::=|=>|=|:)\\s*(?:[A-Za-z]+\\s*=\\s*)?["'\`](${VALUE})["'\`]`,
+    "g"
+  ),
+  // `KEY=v` in an env file, `key: v` in YAML.
+  new RegExp(`^\\s*(?:export\\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\\s*[=:]\\s*(${VALUE})\\s*$`, "g")
+];
+function credentialAssignment(text) {
+  for (const re of ASSIGNMENTS) {
+    for (const m of text.matchAll(re)) {
+      const key = (m[1] ?? "").split(".").pop().toLowerCase().replace(/[^a-z0-9]/g, "");
+      const value = m[2] ?? "";
+      if (!CREDENTIAL_KEY.test(key)) continue;
+      if (!/[0-9]/.test(value) || !/[A-Za-z]/.test(value)) continue;
+      if (entropy(value) >= 4) return `a high-entropy value assigned to \`${key.slice(0, 60)}\``;
+    }
+  }
+  return void 0;
+}
+function entropy(s) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let h = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+function count(n) {
+  return n === void 0 ? 1 : Number(n);
+}
+function newPath(spec) {
+  const s = spec.replace(/\t.*$/, "");
+  const unquoted = s.startsWith('"') ? unquote(s) : s;
+  return unquoted === "/dev/null" ? unquoted : unquoted.replace(/^[a-z]\//, "");
+}
+function unquote(s) {
+  const bytes = [];
+  const body = s.slice(1, s.endsWith('"') ? -1 : void 0);
+  const escapes = { n: 10, t: 9, r: 13, a: 7, b: 8, f: 12, v: 11, '"': 34, "\\": 92 };
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c !== "\\") {
+      bytes.push(...Buffer.from(c, "utf8"));
+      continue;
+    }
+    const oct = /^[0-7]{3}/.exec(body.slice(i + 1));
+    if (oct) {
+      bytes.push(parseInt(oct[0], 8));
+      i += 3;
+    } else {
+      const e = body[i + 1] ?? "";
+      bytes.push(escapes[e] ?? e.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString("utf8");
+}
+function secret_scan_dedupe(findings) {
+  const seen = /* @__PURE__ */ new Set();
+  return findings.filter((f) => {
+    const k = `${f.file}\0${f.line}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/checkpoint/scrub.js
 
 
 
+
+const BOOKBAG_PATCH = /^bookbags\/[^/]+\/diff\.patch$/;
 function scrubFiles(files, warn) {
   const out = /* @__PURE__ */ new Map();
   const redacted = {};
@@ -55362,6 +55781,8 @@ function scrubFiles(files, warn) {
 }
 function scrubFile(path, data, warn) {
   const text = decodeUtf8(data);
+  if (BOOKBAG_PATCH.test(path) && !holdsCredential(text ?? data.toString("latin1")))
+    return { bytes: data, changed: 0 };
   if (text !== void 0 && path.endsWith(".jsonl")) return scrubJsonl(path, text, warn);
   if (text !== void 0 && path.endsWith(".json")) {
     try {
@@ -56988,10 +57409,17 @@ function parseVerbWords(verb, argv, options, help) {
 
 
 
+
+
 const OPTIONS = verbOptions(["dir", "branch", "remote", "state-dir", "config"], ["dry-run", "debug"]);
 const USAGE = `Usage: school checkpoint restore|save [options]
+       school checkpoint recover [--state-dir PATH] [--config FILE]
 
-Restore the state directory from a checkpoint, or save it as one.
+Restore the state directory from a checkpoint, or save it as one. "recover" merges each quarantined
+copy of a corrupt state file (<file>.corrupt-<time>) back into its log: every record that still
+parses is kept (each applied once, by its key), only the broken lines are dropped, and the copy is
+kept as <file>.recovered-<time>. Run it after "school checkpoint restore" when the checkpoint may hold
+records this machine lost.
 
   --dir PATH          use a local checkpoint directory (no git, no GitHub)
   --branch NAME       state branch (default: checkpoint.branch in school.yml, "school-state")
@@ -57001,15 +57429,16 @@ Restore the state directory from a checkpoint, or save it as one.
   --dry-run           choose, verify and report; write nothing
 `;
 const checkpointCommand = {
-  summary: "checkpoint restore|save [--dir PATH | --branch NAME --remote URL]: restore or save the state",
+  summary: "checkpoint restore|save|recover [--dir PATH | --branch NAME --remote URL]: restore or save the state, or recover a corrupt file",
   async run(argv) {
     const parsed = parseVerbWords("checkpoint", argv, OPTIONS, USAGE);
     if (!parsed) return 0;
     const { values, positionals } = parsed;
     const mode = positionals[0];
+    if (mode === "recover" && positionals.length === 1) return recover(values);
     if (mode !== "restore" && mode !== "save" || positionals.length > 1) {
       process.stderr.write(
-        mode ? `school checkpoint: unknown subcommand "${positionals.join(" ")}"; use restore or save.
+        mode ? `school checkpoint: unknown subcommand "${positionals.join(" ")}"; use restore, save or recover.
 
 ${USAGE}` : USAGE
       );
@@ -57039,6 +57468,21 @@ ${USAGE}` : USAGE
     return 0;
   }
 };
+async function recover(values) {
+  const config = resolveConfig(values.config, values["state-dir"] ? { stateDir: values["state-dir"] } : {});
+  const done = await recoverQuarantined(config.stateDir);
+  if (done.length === 0) {
+    process.stdout.write(`nothing to recover: no quarantined state file in ${config.stateDir}
+`);
+    return 0;
+  }
+  for (const r of done)
+    process.stdout.write(
+      `recovered ${r.file}: ${r.kept} record(s) of ${r.from} merged back (${r.total} in the log now)` + (r.dropped.length ? `; dropped unreadable line(s) ${r.dropped.slice(0, 20).join(", ")}` : "") + `; the copy is kept as ${r.keptAs}
+`
+    );
+  return 0;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/checkpoint/compact-live.js
@@ -57847,7 +58291,8 @@ function bwrapArgs(c, argv, exists = external_node_fs_namespaceObject.existsSync
   ];
   if (typeof c.network === "object")
     mounts.push({ kind: "ro", path: c.network.at, source: c.network.socket });
-  args.push("--bind", c.tmp, "/tmp");
+  if (c.tmpBytes) args.push("--size", String(c.tmpBytes), "--tmpfs", "/tmp");
+  else args.push("--bind", c.tmp, "/tmp");
   const order = { tmpfs: 0, ro: 1, rw: 2 };
   const seen = /* @__PURE__ */ new Set();
   const masks = [];
@@ -58596,6 +59041,12 @@ const USAGE_MESSAGE = /^(You have reached your specified API usage limits|Your c
 class UpstreamRecord {
   all = [];
   limitList = [];
+  /**
+   * The crew's meter (./meter.ts): each answer's usage, priced and recorded as the crew's spend, and
+   * the budgets and rate cap each request is admitted by. Set by the crew before its first turn; the
+   * key proxy the record is given to meters through it.
+   */
+  meter;
   add(a) {
     this.all.push(a);
     if (this.all.length > MAX_ANSWERS) this.all.shift();
@@ -58723,7 +59174,181 @@ function describeUpstream(u, type) {
 }
 
 
+;// CONCATENATED MODULE: external "node:string_decoder"
+const external_node_string_decoder_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:string_decoder");
+;// CONCATENATED MODULE: ./.build/src/sandbox/meter.js
+
+function meteredApi(relPath) {
+  const path = relPath.split("?")[0];
+  if (/^\/v1\/messages$/.test(path)) return "anthropic";
+  if (/^(\/v1)?\/(responses(\/compact)?|chat\/completions)$/.test(path)) return "openai";
+  return void 0;
+}
+const MAX_JSON_BYTES = 16 * 1024 * 1024;
+const MAX_LINE = 1024 * 1024;
+const REQUEST_MODEL_BYTES = 64 * 1024;
+class UsageReader {
+  constructor(api, path, contentType, requestModel2) {
+    this.api = api;
+    this.path = path;
+    this.requestModel = requestModel2;
+    this.sse = /text\/event-stream/i.test(contentType ?? "");
+  }
+  api;
+  path;
+  requestModel;
+  decoder = new external_node_string_decoder_namespaceObject.StringDecoder("utf8");
+  sse;
+  line = "";
+  skipping = false;
+  data = [];
+  json = [];
+  jsonBytes = 0;
+  tail = Buffer.alloc(0);
+  tokens;
+  model;
+  push(chunk) {
+    if (!this.sse) return this.pushJson(chunk);
+    const text = this.line + this.decoder.write(chunk);
+    let start = 0;
+    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+      this.onLine(text.slice(start, nl).replace(/\r$/, ""));
+      start = nl + 1;
+    }
+    this.line = text.slice(start);
+    if (this.line.length > MAX_LINE) {
+      this.line = "";
+      this.skipping = true;
+    }
+  }
+  /** The answer's usage, or undefined when it named none. */
+  finish() {
+    if (this.sse) {
+      this.onLine(this.line + this.decoder.end());
+      this.onLine("");
+    } else this.readJson();
+    if (!this.tokens) return void 0;
+    const model = this.model ?? this.requestModel;
+    return { api: this.api, path: this.path.slice(0, 200), ...model ? { model } : {}, ...this.tokens };
+  }
+  onLine(line) {
+    if (this.skipping) {
+      this.skipping = false;
+      this.data = [];
+      return;
+    }
+    if (line === "") {
+      if (this.data.length) this.onEvent(this.data.join("\n"));
+      this.data = [];
+      return;
+    }
+    if (line.startsWith("data:")) this.data.push(line.slice(line[5] === " " ? 6 : 5));
+  }
+  onEvent(data) {
+    if (data === "[DONE]") return;
+    const e = meter_parse(data);
+    if (!e) return;
+    if (this.api === "anthropic") {
+      if (e.type === "message_start") {
+        const m = obj(e.message);
+        this.named(m?.model);
+        this.add(anthropicTokens(obj(m?.usage)));
+      } else if (e.type === "message_delta") this.add(anthropicTokens(obj(e.usage)));
+      return;
+    }
+    if (typeof e.type === "string" && e.type.startsWith("response.")) {
+      const r = obj(e.response);
+      this.named(r?.model);
+      if (/^response\.(completed|incomplete|failed|done)$/.test(e.type))
+        this.add(openaiTokens(obj(r?.usage)));
+      return;
+    }
+    this.named(e.model);
+    this.add(openaiTokens(obj(e.usage)));
+  }
+  pushJson(chunk) {
+    if (this.jsonBytes < MAX_JSON_BYTES) this.json.push(chunk.subarray(0, MAX_JSON_BYTES - this.jsonBytes));
+    this.jsonBytes += chunk.length;
+    this.tail = Buffer.concat([this.tail, chunk]).subarray(-64 * 1024);
+  }
+  readJson() {
+    const whole = this.jsonBytes <= MAX_JSON_BYTES;
+    const body = whole ? meter_parse(Buffer.concat(this.json).toString("utf8")) : void 0;
+    if (body) {
+      this.named(body.model);
+      const usage = obj(body.usage);
+      this.add(this.api === "anthropic" ? anthropicTokens(usage) : openaiTokens(usage));
+      return;
+    }
+    if (whole) return;
+    const text = this.tail.toString("utf8");
+    const at = text.lastIndexOf('"usage"');
+    if (at < 0) return;
+    const fields = {};
+    for (const m of text.slice(at).matchAll(/"([a-z_]+)"\s*:\s*(\d{1,15})/g)) fields[m[1]] ??= Number(m[2]);
+    this.add(this.api === "anthropic" ? anthropicTokens(fields) : openaiTokens(fields));
+  }
+  named(model) {
+    if (typeof model === "string" && model) this.model = model.slice(0, 120);
+  }
+  /** Each field is the largest figure seen: the stream's counts are running totals. */
+  add(t) {
+    if (!t) return;
+    const o = this.tokens ??= { input: 0, cachedInput: 0, cacheCreation: 0, output: 0 };
+    o.input = Math.max(o.input, t.input);
+    o.cachedInput = Math.max(o.cachedInput, t.cachedInput);
+    o.cacheCreation = Math.max(o.cacheCreation, t.cacheCreation);
+    o.output = Math.max(o.output, t.output);
+  }
+}
+function requestModel(start) {
+  const m = /"model"\s*:\s*"([^"\\]{1,120})"/.exec(start.toString("utf8"));
+  return m?.[1];
+}
+function meter_parse(text) {
+  try {
+    return obj(JSON.parse(text));
+  } catch {
+    return void 0;
+  }
+}
+function obj(v) {
+  return v && typeof v === "object" && !Array.isArray(v) ? v : void 0;
+}
+function meter_count(v) {
+  return typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
+}
+function anthropicTokens(u) {
+  if (!u) return void 0;
+  const read = meter_count(u.cache_read_input_tokens);
+  const write = meter_count(u.cache_creation_input_tokens);
+  return {
+    input: meter_count(u.input_tokens) + read + write,
+    cachedInput: read,
+    cacheCreation: write,
+    output: meter_count(u.output_tokens)
+  };
+}
+function openaiTokens(u) {
+  if (!u) return void 0;
+  if ("prompt_tokens" in u || "completion_tokens" in u)
+    return {
+      input: meter_count(u.prompt_tokens),
+      cachedInput: meter_count(obj(u.prompt_tokens_details)?.cached_tokens ?? u.cached_tokens),
+      cacheCreation: 0,
+      output: meter_count(u.completion_tokens)
+    };
+  return {
+    input: meter_count(u.input_tokens),
+    cachedInput: meter_count(obj(u.input_tokens_details)?.cached_tokens ?? u.cached_tokens),
+    cacheCreation: 0,
+    output: meter_count(u.output_tokens)
+  };
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/sandbox/key-relay.js
+
 
 
 
@@ -58775,7 +59400,10 @@ class KeyRelay {
   destroyAll() {
     for (const s of this.open) s.destroy();
   }
-  /** The upstream path of a request, or why it is refused. */
+  get meter() {
+    return this.o.meter ?? this.o.record?.meter;
+  }
+  /** The upstream path of a request and its path relative to the API's base, or why it is refused. */
   target(req) {
     const raw = req.url ?? "";
     if (!raw.startsWith("/") || raw.startsWith("//"))
@@ -58789,7 +59417,7 @@ class KeyRelay {
     const length = Number(req.headers["content-length"] ?? 0);
     if (Number.isFinite(length) && length > this.max)
       return { status: 413, why: `a request body over ${this.max} bytes` };
-    return { path: `${u.pathname}${u.search}` };
+    return { path: `${u.pathname}${u.search}`, rel };
   }
   headers(req) {
     const out = {};
@@ -58797,6 +59425,7 @@ class KeyRelay {
     out.host = this.up.host;
     if (this.o.header === "x-api-key") out["x-api-key"] = this.o.key;
     else out.authorization = `Bearer ${this.o.key}`;
+    if (this.meter) out["accept-encoding"] = "identity";
     return out;
   }
   send(path, req, extra = {}) {
@@ -58844,12 +59473,37 @@ class KeyRelay {
       this.refuse(`${req.method ?? "?"} ${(req.url ?? "").slice(0, 200)}: ${t.why}`);
       return answer(res, t.status, t.why);
     }
+    const meter = this.meter;
+    if (!meter) return this.forward(req, res, t);
+    req.pause();
+    const api = apiOf(t.rel);
+    Promise.resolve().then(() => meter.admit({ api, path: t.path })).then(
+      (refusal) => {
+        if (!refusal) return this.forward(req, res, t, meter);
+        refused(res, api, refusal);
+        req.resume();
+      },
+      (e) => {
+        const message = `the school cannot judge its budgets: ${e.message.slice(0, 300)}`;
+        refused(res, api, { kind: "budget", message });
+        req.resume();
+      }
+    );
+  }
+  forward(req, res, t, meter) {
     const upReq = this.send(t.path, req);
+    const metered = meter ? meteredApi(t.rel) : void 0;
+    const start = [];
+    let startBytes = 0;
     const max = this.max;
     let seen = 0;
     let over = false;
     req.on("data", (chunk) => {
       seen += chunk.length;
+      if (metered && startBytes < REQUEST_MODEL_BYTES) {
+        start.push(chunk.subarray(0, REQUEST_MODEL_BYTES - startBytes));
+        startBytes += chunk.length;
+      }
       if (seen <= max) {
         if (!upReq.write(chunk)) {
           req.pause();
@@ -58867,8 +59521,10 @@ class KeyRelay {
       if (!over) upReq.end();
     });
     req.on("error", () => upReq.destroy());
+    if (req.isPaused()) req.resume();
     upReq.on("response", (upRes) => {
       this.observe(t.path, upRes);
+      if (meter && metered) meterAnswer(meter, metered, t.path, upRes, () => Buffer.concat(start));
       const h = { ...upRes.headers };
       for (const k of ["connection", "keep-alive", "transfer-encoding"]) delete h[k];
       res.writeHead(upRes.statusCode ?? 502, h);
@@ -58893,6 +59549,11 @@ class KeyRelay {
     if ("why" in t) {
       this.refuse(`${req.method ?? "?"} ${(req.url ?? "").slice(0, 200)} (upgrade): ${t.why}`);
       return void client.end(rawAnswer(t.status, t.why));
+    }
+    if (this.meter) {
+      return void client.end(
+        rawAnswer(426, "a metered key proxy serves the API over HTTP only, not WebSocket")
+      );
     }
     const upReq = this.send(t.path, req, {
       connection: "Upgrade",
@@ -58921,6 +59582,52 @@ class KeyRelay {
     upReq.on("error", (e) => client.end(rawAnswer(502, `the API could not be reached: ${e.message}`)));
     upReq.end();
   }
+}
+function apiOf(rel) {
+  return meteredApi(rel) ?? (rel.startsWith("/v1/") ? "anthropic" : "openai");
+}
+function meterAnswer(meter, api, path, upRes, requestStart) {
+  const status = upRes.statusCode ?? 0;
+  if (status < 200 || status > 299) return;
+  const type = upRes.headers["content-type"];
+  let reader = new UsageReader(api, path, type);
+  upRes.on("data", (c) => reader?.push(c));
+  const finish = () => {
+    const r = reader;
+    reader = void 0;
+    if (!r) return;
+    const usage = r.finish();
+    if (!usage) return;
+    if (!usage.model) {
+      const model = requestModel(requestStart());
+      if (model) usage.model = model;
+    }
+    meter.charge(usage);
+  };
+  upRes.on("end", finish);
+  upRes.on("close", finish);
+}
+function refused(res, api, r) {
+  if (res.headersSent) return void res.destroy();
+  const message = `school-core key proxy: ${r.message}`;
+  const budget = r.kind === "budget";
+  const body = JSON.stringify(
+    api === "anthropic" ? { type: "error", error: { type: "rate_limit_error", message } } : {
+      error: {
+        message,
+        type: budget ? "insufficient_quota" : "requests",
+        code: budget ? "insufficient_quota" : "rate_limit_exceeded",
+        param: null
+      }
+    }
+  );
+  res.writeHead(429, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    "x-should-retry": budget ? "false" : "true",
+    ...r.retryAfterSeconds !== void 0 ? { "retry-after": String(Math.max(1, Math.ceil(r.retryAfterSeconds))) } : {}
+  });
+  res.end(body);
 }
 function notSwitched(upRes, client) {
   const lines = [`HTTP/1.1 ${upRes.statusCode ?? 502} ${upRes.statusMessage ?? ""}`];
@@ -59354,6 +60061,20 @@ function joinCgroupArgv(sh, procsFiles, argv) {
   if (!procsFiles.length) return [...argv];
   return [sh, "-c", JOIN_SCRIPT, "school-cgroup", String(procsFiles.length), ...procsFiles, ...argv];
 }
+const LAUNCH_SCRIPT = 'b=$1; shift; ulimit -f "$b" || { echo "school-core: cannot set the file size limit (ulimit -f $b)" >&2; exit 125; }; ' + JOIN_SCRIPT;
+function launchArgv(sh, o, argv) {
+  const blocks = String(Math.max(1, Math.ceil(o.fileBytes / 512)));
+  return [
+    sh,
+    "-c",
+    LAUNCH_SCRIPT,
+    "school-launch",
+    blocks,
+    String(o.procsFiles.length),
+    ...o.procsFiles,
+    ...argv
+  ];
+}
 function limitHits(hits, limits) {
   const out = [];
   if (hits.pids > 0) out.push(`sandbox.limits.pids (${limits.pids} processes), ${hits.pids} fork(s) refused`);
@@ -59396,7 +60117,21 @@ class SandboxLimits {
   tmpfsBytes() {
     return sizesTmpfs(bwrapVersion(this.bwrap)) ? this.limits.tmpfsMiB * MiB : void 0;
   }
-  /** `argv` (the bwrap command) started inside the sandbox's cgroup, made now if it is not yet. */
+  /**
+   * The size of the sandbox's /tmp, a tmpfs of its own (`sandbox.limits.diskMiB`), when this bwrap
+   * sizes a tmpfs; undefined: /tmp stays a private directory on the host disk, under the disk watch.
+   */
+  tmpBytes() {
+    return sizesTmpfs(bwrapVersion(this.bwrap)) ? this.limits.diskMiB * MiB : void 0;
+  }
+  /** The largest file a confined process may write: RLIMIT_FSIZE, `sandbox.limits.diskMiB`. */
+  get fileBytes() {
+    return this.limits.diskMiB * MiB;
+  }
+  /**
+   * `argv` (the bwrap command) started with the file size limit and inside the sandbox's cgroup,
+   * made now if it is not yet.
+   */
   wrap(argv) {
     if (!this.group && this.why === void 0) {
       const at = this.where();
@@ -59408,7 +60143,7 @@ class SandboxLimits {
       if (typeof made === "string") this.why = made;
       else this.group = made;
     }
-    return this.group ? joinCgroupArgv(this.sh, this.group.procsFiles, argv) : [...argv];
+    return launchArgv(this.sh, { fileBytes: this.fileBytes, procsFiles: this.group?.procsFiles ?? [] }, argv);
   }
   /** Which controllers hold for this sandbox, and why the others do not (after the first wrap). */
   status() {
@@ -59485,7 +60220,8 @@ class Sandbox {
     if (!this.confined) return { argv: [...argv], env };
     const [program, ...args] = argv;
     if (!program) throw new TypeError("sandbox: empty argv");
-    const found = which(program, env.PATH ?? "");
+    const named = program.includes(external_node_path_namespaceObject.sep) && !(0,external_node_path_namespaceObject.isAbsolute)(program) ? (0,external_node_path_namespaceObject.resolve)(c.cwd, program) : program;
+    const found = which(named, env.PATH ?? "");
     if (!found) throw new ProgramNotFoundError(program);
     const tmp = (0,external_node_path_namespaceObject.join)(this.o.root, `tmp-${basename(c.home)}`);
     removeTreeSync(tmp);
@@ -59546,7 +60282,8 @@ class Sandbox {
       home: c.home,
       tmp,
       network,
-      tmpfsBytes: this.limits.tmpfsBytes()
+      tmpfsBytes: this.limits.tmpfsBytes(),
+      ...this.limits.tmpBytes() ? { tmpBytes: this.limits.tmpBytes() } : {}
     };
     return {
       argv: this.limits.wrap([this.bwrap(), ...bwrapArgs(confinement, inner)]),
@@ -59825,6 +60562,10 @@ const configCommand = {
       );
       if (config.agents.length === 0) process.stdout.write(`warning: ${NO_AGENTS}
 `);
+      if (!config.dispatch.verify && config.agents.some((a) => a.roles.includes("coding")))
+        process.stdout.write(
+          "warning: dispatch.verify is not set, so nothing checks that a code change works: every coding crew is rejected verification_unavailable. Set it to the repository's test command (e.g. verify: [npm, test]).\n"
+        );
       return 0;
     }
     process.stderr.write(`school config: unknown subcommand "${sub}"; use "schema" or "check".
@@ -59861,7 +60602,7 @@ function truncationMarker(removed) {
   return `
 [\u2026 ${removed} characters cut by school-core]`;
 }
-function count(text, re) {
+function sanitize_count(text, re) {
   let n = 0;
   const out = text.replace(re, () => {
     n++;
@@ -59872,13 +60613,13 @@ function count(text, re) {
 function sanitizeText(input, maxLength) {
   const report = { bidi: 0, tag: 0, zeroWidth: 0, nul: 0, control: 0, surrogate: 0 };
   let text = typeof input === "string" ? input : String(input ?? "");
-  [text, report.surrogate] = count(text, LONE_SURROGATE);
+  [text, report.surrogate] = sanitize_count(text, LONE_SURROGATE);
   text = text.replace(/\r\n?/g, "\n");
-  [text, report.bidi] = count(text, BIDI);
-  [text, report.tag] = count(text, TAG);
-  [text, report.zeroWidth] = count(text, ZERO_WIDTH);
-  [text, report.nul] = count(text, NUL);
-  [text, report.control] = count(text, CONTROL);
+  [text, report.bidi] = sanitize_count(text, BIDI);
+  [text, report.tag] = sanitize_count(text, TAG);
+  [text, report.zeroWidth] = sanitize_count(text, ZERO_WIDTH);
+  [text, report.nul] = sanitize_count(text, NUL);
+  [text, report.control] = sanitize_count(text, CONTROL);
   if (text.length > maxLength) {
     const original = text.length;
     let keep = Math.max(0, maxLength - truncationMarker(original).length);
@@ -66312,7 +67053,7 @@ const CONDITION = [
 const EVENT_ISSUE = "${{ (github.event_name == 'issues' || (github.event_name == 'issue_comment' && !github.event.issue.pull_request)) && format('{0}', github.event.issue.number) || '' }}";
 const EVENT_PULL_REQUEST = "${{ (github.event_name == 'issue_comment' && github.event.issue.pull_request && format('{0}', github.event.issue.number)) || (github.event_name == 'check_suite' && format('{0}', github.event.check_suite.pull_requests[0].number)) || (github.event_name == 'workflow_run' && format('{0}', github.event.workflow_run.pull_requests[0].number)) || '' }}";
 function renderWorkflow(o) {
-  const ref = `v${o.version}`;
+  const ref = o.ref ?? `v${o.version}`;
   const [first, ...rest] = CONDITION;
   return [
     `# .github/workflows/school.yml \u2014 written by \`school-core init\` (school-core ${o.version}).`,
@@ -66323,6 +67064,11 @@ function renderWorkflow(o) {
     "  schedule:",
     "    - cron: '41 */2 * * *' # off the hour: scheduled runs are best-effort",
     "  workflow_dispatch:",
+    "    inputs:",
+    "      requeue:",
+    "        description: 'Dead letters to retry before grading: a job key, issue:<N> (every dead letter of an issue) or all'",
+    "        type: string",
+    "        default: ''",
     "  # Short cycles for what an event concerns; only numbers reach the loop.",
     "  issues:",
     "    types: [labeled, assigned] # the trigger label `school`; assigned to the login in vars.SCHOOL_BOT",
@@ -66350,6 +67096,7 @@ function renderWorkflow(o) {
     ] : [],
     `      event-issue: ${EVENT_ISSUE}`,
     `      event-pull-request: ${EVENT_PULL_REQUEST}`,
+    "      requeue-dead-letter: ${{ github.event_name == 'workflow_dispatch' && inputs.requeue || '' }}",
     "    secrets: inherit # ANTHROPIC_API_KEY, OPENAI_API_KEY, SCHOOL_DELIVERY_TOKEN when set",
     "    permissions:",
     "      contents: write # the state branch",
@@ -66391,6 +67138,43 @@ function renderReviewRelay(o) {
 const cli_version_VERSION = "0.1.0";
 
 
+;// CONCATENATED MODULE: ./.build/src/cli/toolkit-ref.js
+
+const REF = /^(?!.*\.\.)(?!\/)(?!.*\/$)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/;
+function parseRef(ref) {
+  if (!REF.test(ref))
+    throw new ConfigError(
+      `--ref: "${ref.slice(0, 60)}" is not a tag, branch or commit SHA (letters, digits, dots, dashes, underscores and slashes), e.g. --ref v1.2.0 or --ref main`
+    );
+  return ref;
+}
+async function checkRef(o) {
+  if (!o.token) return { checked: false, why: "no GITHUB_TOKEN to ask GitHub with" };
+  const api = (o.apiUrl || "https://api.github.com").replace(/\/+$/, "");
+  const url = `${api}/repos/${o.toolkit}/commits/${encodeURIComponent(o.ref)}`;
+  let status;
+  try {
+    const r = await (o.fetch ?? fetch)(url, {
+      headers: {
+        accept: "application/vnd.github+json",
+        authorization: `Bearer ${o.token}`,
+        "x-github-api-version": "2022-11-28"
+      },
+      signal: AbortSignal.timeout(1e4)
+    });
+    status = r.status;
+  } catch (e) {
+    return { checked: false, why: `GitHub could not be asked (${e.message})` };
+  }
+  if (status === 200) return { checked: true };
+  if (status === 404 || status === 422)
+    throw new ConfigError(
+      `school init: ${o.toolkit} has no ${o.ref} (GitHub answered ${status}); the caller workflow would fail on its first run. Pass --ref with a release tag, branch or commit of ${o.toolkit} that exists (for example --ref main until a release is tagged), or --toolkit with the repository that holds it.`
+    );
+  return { checked: false, why: `GitHub answered ${status}` };
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/cli/commands/init.js
 
 
@@ -66404,8 +67188,9 @@ const cli_version_VERSION = "0.1.0";
 
 
 
+
 const TOOLKIT_REPOSITORY = "school-core/school-core";
-const init_HELP = `Usage: school init [--dir DIR] [--force] [--toolkit OWNER/NAME] [--self-hosted]
+const init_HELP = `Usage: school init [--dir DIR] [--force] [--toolkit OWNER/NAME] [--ref REF] [--self-hosted]
 Sets a repository up for the school, in DIR (default: the current directory; it must be in a git
 repository):
   school.yml                      the verification command detected from the repository, the agent
@@ -66417,7 +67202,9 @@ repository):
   .github/workflows/school-review.yml  the relay of reviews requesting changes on the school's PRs
 and prints the secrets to add and the command that registers each daemon's runner. Refuses to
 overwrite any of them unless --force. --toolkit names the repository holding school-core's releases
-(default ${TOOLKIT_REPOSITORY}; a fork, or its mirror on GitHub Enterprise Server).
+(default ${TOOLKIT_REPOSITORY}; a fork, or its mirror on GitHub Enterprise Server). --ref pins
+the loop to another tag, branch or commit of it (default v${cli_version_VERSION}); with GITHUB_TOKEN set, init
+asks GitHub that it exists and refuses a ref that does not.
 `;
 function detectVerify(dir) {
   const has = (f) => (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(dir, f));
@@ -66559,7 +67346,8 @@ function nextSteps(o) {
     out.push(
       "No test command was found (no test script in package.json, no pytest, go.mod, Cargo.toml or",
       "Makefile test target). Set dispatch.verify in school.yml to the command that checks a change,",
-      "e.g. verify: [npm, test]; without it a change is graded on the reviewer alone.",
+      "e.g. verify: [npm, test]. Until it is set, every code change is rejected (verification_unavailable):",
+      "nothing checks that it works. Docs and triage crews are graded by the reviewer alone.",
       ""
     );
   if (!o.config.agents.length)
@@ -66620,7 +67408,7 @@ function runnerSteps(daemons, o) {
     `     ${gh(`api -X POST repos/${repo}/actions/runners/registration-token --jq .token`)}`,
     "   and register it (install it as one user, run it as another, so a job cannot rewrite the runner):",
     ...daemons.map(
-      (d) => `     ./config.sh --url ${server}/${repo} --token <registration token> --name school-${d.id} --labels school-${d.id} --unattended`
+      (d) => `     ./config.sh --url ${server}/${repo} --token <registration token> --name school-${d.id} --labels ${(d.labels.length ? d.labels : [`school-${d.id}`]).join(",")} --unattended`
     ),
     "     ./run.sh   # or ./svc.sh install && ./svc.sh start, to keep it running",
     "   then, on that machine, check it is ready:",
@@ -66630,10 +67418,16 @@ function runnerSteps(daemons, o) {
 const initCommand = {
   summary: "init [--dir DIR] [--force]: write school.yml and the caller workflow; say what comes next",
   async run(argv) {
-    const values = parseVerb("init", argv, verbOptions(["dir", "toolkit"], ["force", "self-hosted"]), init_HELP);
+    const values = parseVerb(
+      "init",
+      argv,
+      verbOptions(["dir", "toolkit", "ref"], ["force", "self-hosted"]),
+      init_HELP
+    );
     if (!values) return 0;
     const toolkit = values.toolkit ?? TOOLKIT_REPOSITORY;
     parseRepository(toolkit, "--toolkit", `For example ${TOOLKIT_REPOSITORY}.`);
+    const ref = parseRef(values.ref ?? `v${cli_version_VERSION}`);
     const dir = (0,external_node_path_namespaceObject.resolve)(values.dir ?? ".");
     if (!(0,external_node_fs_namespaceObject.existsSync)(dir))
       throw new ConfigError(`school init: ${dir} does not exist; run it in your repository's directory.`);
@@ -66657,7 +67451,13 @@ const initCommand = {
     const text = renderInit({ ...verify ? { verify } : {}, ...found, hosted });
     const config = parseConfig((0,dist/* parse */.qg)(text), "the generated school.yml");
     const configPath = (0,external_node_path_namespaceObject.relative)(top, target).split(external_node_path_namespaceObject.sep).join("/");
-    const caller = renderWorkflow({ toolkit, version: cli_version_VERSION, config: configPath, hosted });
+    const pinned = await checkRef({
+      toolkit,
+      ref,
+      token: process.env.GITHUB_TOKEN || process.env.GH_TOKEN,
+      apiUrl: process.env.GITHUB_API_URL
+    });
+    const caller = renderWorkflow({ toolkit, version: cli_version_VERSION, config: configPath, hosted, ref });
     const relayText = renderReviewRelay({ version: cli_version_VERSION });
     (0,dist/* parse */.qg)(caller);
     (0,dist/* parse */.qg)(relayText);
@@ -66671,7 +67471,8 @@ const initCommand = {
       ...verify ? { verify } : {},
       ...remote ? { remote } : {}
     });
-    process.stdout.write(lines.join("\n"));
+    const pin = pinned.checked ? `The loop is pinned to ${toolkit}@${ref} (it exists on GitHub).` : `The loop is pinned to ${toolkit}@${ref} (not checked: ${pinned.why})` + (values.ref ? "." : `; if that release is not tagged yet, run init again with --ref main or a commit of ${toolkit}.`);
+    process.stdout.write([pin, ...lines].join("\n"));
     return 0;
   }
 };
@@ -66779,12 +67580,13 @@ const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
 const MAX_ORPHANINGS = 3;
 const MAX_INFRA_ABORTS = 3;
 const MAX_LIMIT_CLAIMS = 2;
+const MAX_UNCONFIRMED_LIMIT_CLAIMS = 3;
 const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
   return requeues instanceof Map ? requeues.get(issue) : requeues[issue];
 }
-function history_issueStates(registry, verdict, requeues) {
+function history_issueStates(registry, verdict, requeues, o = {}) {
   const byIssue = /* @__PURE__ */ new Map();
   for (const c of Object.values(registry.crews)) {
     const list = byIssue.get(c.issueNumber);
@@ -66792,10 +67594,12 @@ function history_issueStates(registry, verdict, requeues) {
     else byIssue.set(c.issueNumber, [c]);
   }
   const out = /* @__PURE__ */ new Map();
-  for (const [issue, crews] of byIssue) out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue)));
+  for (const [issue, crews] of byIssue)
+    out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue), o));
   return out;
 }
-function stateOf(crews, verdict, requeued) {
+function stateOf(crews, verdict, requeued, o = {}) {
+  const maxUnconfirmed = o.maxUnconfirmedLimitClaims ?? MAX_UNCONFIRMED_LIMIT_CLAIMS;
   const active = crews.find((c) => c.status !== "finished");
   if (active) return { kind: "active", crewId: active.crewId };
   crews = contestRuns(crews, (c) => failedRun(c, verdict), verdict);
@@ -66806,6 +67610,9 @@ function stateOf(crews, verdict, requeued) {
   let orphans = [];
   let infra = [];
   const claims = [];
+  const unconfirmed = [];
+  let limitClaim = false;
+  let environment = false;
   for (const run of runs) {
     if (requeued && (run.finishedAt ?? "") <= requeued) continue;
     const outcome = run.outcome;
@@ -66823,13 +67630,22 @@ function stateOf(crews, verdict, requeued) {
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
     } else if (run.infra) {
+      environment = true;
       infra.push(run.crewId);
       if (infra.length >= MAX_INFRA_ABORTS) {
         const [a, b] = infra.slice(-2);
         return { kind: "stopped", crewIds: [a, b], infra: infra.length };
       }
     }
-    if (outcome === "usage_limit" && !run.upstream) {
+    limitClaim = outcome === "limit_unconfirmed";
+    if (outcome === "limit_unconfirmed") {
+      unconfirmed.push(run.crewId);
+      if (unconfirmed.length >= maxUnconfirmed) {
+        const [a, b] = unconfirmed.length > 1 ? unconfirmed.slice(-2) : [run.crewId, run.crewId];
+        return { kind: "stopped", crewIds: [a, b], limitUnconfirmed: unconfirmed.length };
+      }
+    }
+    if (outcome === "usage_limit" && !run.upstream && !run.confirmed) {
       claims.push(run.crewId);
       if (claims.length >= MAX_LIMIT_CLAIMS) {
         const [a, b] = claims.slice(-2);
@@ -66839,14 +67655,19 @@ function stateOf(crews, verdict, requeued) {
     if (failures.at(-1) === run.crewId) {
       orphans = [];
       infra = [];
+      environment = false;
     }
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2);
       return { kind: "stopped", crewIds: [a, b] };
     }
   }
-  if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
-  return READY;
+  const env = {
+    ...environment ? { environment: true } : {},
+    ...limitClaim ? { limitClaim: true } : {}
+  };
+  if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0], ...env };
+  return environment || limitClaim ? { ...READY, ...env } : READY;
 }
 function failedRun(run, verdict) {
   if (run.orphaned) return false;
@@ -66880,13 +67701,24 @@ const CREW_OUTCOMES = (/* unused pure expression or super */ null && ([
   "failed",
   "timed_out",
   "usage_limit",
+  /**
+   * A usage limit only the student claimed (an exit 75, a report marker, a limit line in its answer
+   * or its CLI's prose) that nothing the student cannot write confirmed (src/dispatch/limit-probe.ts):
+   * the issue's, not the agent's. Its issue goes to the back of the queue; enough of them stop it.
+   */
+  "limit_unconfirmed",
   "overloaded",
   "aborted",
   "lost",
   "cancelled"
 ]));
 const PAUSING_OUTCOMES = ["usage_limit"];
-const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (["usage_limit", "overloaded", "cancelled"]));
+const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && ([
+  "usage_limit",
+  "limit_unconfirmed",
+  "overloaded",
+  "cancelled"
+]));
 
 
 ;// CONCATENATED MODULE: ./.build/src/security/untrusted-file.js
@@ -66979,6 +67811,20 @@ async function pauseSchool(layout, reason, at = /* @__PURE__ */ new Date()) {
 }
 async function pauseForOutcome(layout, crew, at = /* @__PURE__ */ new Date(), agentPauseMaxMs = DEFAULT_AGENT_PAUSE_MAX_MS) {
   const named = crew.until && crew.until.getTime() > at.getTime() ? crew.until : crew.outcome === "usage_limit" ? bookbagResetTime(layout, crew.crewId, at) : void 0;
+  if (crew.outcome === "limit_unconfirmed") {
+    const held = event_log_event(
+      "issue.limit-unconfirmed",
+      `limit-unconfirmed:crew:${crew.crewId}`,
+      {
+        issueNumber: crew.issueNumber,
+        crewId: crew.crewId,
+        ...crew.agent ? { agent: crew.agent } : {},
+        reason: `issue #${crew.issueNumber} waits behind the other issues: crew ${crew.crewId} ended with ${crew.outcome}: ${crew.reason}`
+      },
+      at
+    );
+    return (await school_log_schoolLog(layout).append([held])).length === 1;
+  }
   const e = outcomePause(crew, at, named, agentPauseMaxMs);
   if (!e) return false;
   return (await school_log_schoolLog(layout).append([e])).length === 1;
@@ -66994,7 +67840,7 @@ function outcomePause(crew, at, named, maxMs, ended = at) {
     "school.paused",
     pauseKey(crew),
     {
-      reason: agent ? `agent ${agent}: ${said} (reported by the student only, the API did not say so: this agent alone waits)` : `${said}${api}`,
+      reason: agent ? `agent ${agent}: ${said} (${crew.confirmed === "probe" ? "the school's probe of the agent answered with the limit too" : crew.confirmed === "crews" ? "crews of two different issues reported it" : "reported by the student only, the API did not say so"}: this agent alone waits)` : `${said}${api}`,
       source: crew.outcome,
       crewId: crew.crewId,
       issueNumber: crew.issueNumber,
@@ -67023,7 +67869,8 @@ function pendingPauses(registry, school, at, layout, agentPauseMaxMs = DEFAULT_A
         outcome: c.outcome,
         reason: c.reason ?? "",
         agent: c.agent,
-        ...c.upstream ? { upstream: c.upstream } : {}
+        ...c.upstream ? { upstream: c.upstream } : {},
+        ...c.confirmed ? { confirmed: c.confirmed } : {}
       },
       at,
       until,
@@ -67136,7 +67983,9 @@ const requeueCommand = {
       throw new ConfigError("school requeue: --reason TEXT is required (it is recorded).");
     const config = resolveConfig(values.config);
     const layout = new StateLayout(values["state-dir"] ?? config.stateDir);
-    const state = history_issueStates(registry_readRegistry(layout), void 0, school_log_readSchool(layout).requeues).get(issue);
+    const state = history_issueStates(registry_readRegistry(layout), void 0, school_log_readSchool(layout).requeues, {
+      maxUnconfirmedLimitClaims: config.dispatch.maxUnconfirmedLimitClaims
+    }).get(issue);
     if (state?.kind !== "stopped") {
       const now = state ? state.kind : "never dispatched";
       throw new ConfigError(
@@ -67151,6 +68000,42 @@ const requeueCommand = {
     return 0;
   }
 };
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/requeue.js
+
+const ISSUE = /^(?:issue:|#)(\d{1,9})$/i;
+function requeueSelectors(text) {
+  return (text ?? "").split(/[\s,]+/).filter(Boolean);
+}
+function selectDeadLetters(selectors, dead) {
+  const keys = /* @__PURE__ */ new Set();
+  const unmatched = [];
+  for (const s of selectors) {
+    const issue = ISSUE.exec(s);
+    const matching = s.toLowerCase() === "all" ? dead : issue ? dead.filter((d) => d.job.issueNumber === Number(issue[1])) : dead.filter((d) => d.job.jobKey === s);
+    if (matching.length === 0) unmatched.push(s);
+    for (const d of matching) keys.add(d.job.jobKey);
+  }
+  return { keys: dead.map((d) => d.job.jobKey).filter((k) => keys.has(k)), unmatched };
+}
+async function requeueDeadLetters(queue, selectors) {
+  if (selectors.length === 0) return [];
+  const dead = queue.deadLetters();
+  const { keys, unmatched } = selectDeadLetters(selectors, dead);
+  const plainKeys = unmatched.filter((s) => !ISSUE.test(s) && s.toLowerCase() !== "all");
+  if (plainKeys.length) await queue.requeue(plainKeys[0]);
+  if (unmatched.length)
+    throw new QueueError(
+      `dead-letters requeue: nothing matches ${unmatched.map((s) => `"${s}"`).join(", ")} \u2014 ${dead.length ? `the dead letters are of issue(s) ${[...new Set(dead.map((d) => `#${d.job.issueNumber}`))].join(", ")}` : "there are no dead letters"}; give a job key (\`school dead-letters list\`), issue:<N> or all.`
+    );
+  const done = [];
+  for (const key of keys) {
+    const j = await queue.requeue(key);
+    done.push({ jobKey: key, issueNumber: j.job.issueNumber, previousFailure: j.previousFailure ?? "" });
+  }
+  return done;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/security/markdown.js
@@ -67259,15 +68144,33 @@ function renderText(table) {
 
 
 
+
+
+
+
+
 const dead_letters_OPTIONS = verbOptions(["config", "state-dir"], ["json"]);
 const dead_letters_HELP = `Usage: school dead-letters list [--json] [--config FILE] [--state-dir DIR]
-       school dead-letters requeue KEY [--config FILE] [--state-dir DIR]
+       school dead-letters requeue KEY|issue:N|all ... [--config FILE] [--state-dir DIR]
 
 A grading job that failed max-attempts drains is a dead letter: kept with its last error, never
-retried by itself. "requeue" gives it a fresh attempt budget and keeps the failure summary.
+retried by itself. "requeue" gives it a fresh attempt budget and keeps the failure summary: one job
+by its key, every dead letter of an issue (issue:12), or all of them (all).
+An issue whose crews claimed a usage limit nothing confirmed dispatch.maxUnconfirmedLimitClaims
+times (stopped-after-unconfirmed-limit-claims) is a dead letter too: "requeue issue:12" (or all)
+admits it again; its claims before the requeue no longer count.
 `;
+const CLAIMS_REASON = "stopped-after-unconfirmed-limit-claims";
+function claimStoppedIssues(layout, config) {
+  const out = /* @__PURE__ */ new Map();
+  const states = history_issueStates(registry_readRegistry(layout), void 0, school_log_readSchool(layout).requeues, {
+    maxUnconfirmedLimitClaims: config.dispatch.maxUnconfirmedLimitClaims
+  });
+  for (const [n, s] of states) if (s.kind === "stopped" && s.limitUnconfirmed) out.set(n, s.limitUnconfirmed);
+  return out;
+}
 const deadLettersCommand = {
-  summary: "dead-letters list | dead-letters requeue KEY: inspect or retry failed grading jobs",
+  summary: "dead-letters list | dead-letters requeue KEY|issue:N|all: inspect or retry failed grading jobs",
   async run(argv) {
     const parsed = parseVerbWords("dead-letters", argv, dead_letters_OPTIONS, dead_letters_HELP);
     if (!parsed) return 0;
@@ -67280,39 +68183,74 @@ const deadLettersCommand = {
       return 2;
     }
     const config = resolveConfig(values.config, values["state-dir"] ? { stateDir: values["state-dir"] } : {});
-    const queue = new GradingQueue(new StateLayout(config.stateDir));
+    const layout = new StateLayout(config.stateDir);
+    const queue = new GradingQueue(layout);
+    const claimed = claimStoppedIssues(layout, config);
     if (sub === "list") {
       const dead = queue.deadLetters();
       if (values.json) {
-        process.stdout.write(redact_redactText(JSON.stringify(dead, null, 2)) + "\n");
-      } else if (dead.length === 0) {
+        const issues = [...claimed].map(([issueNumber, claims]) => ({
+          issueNumber,
+          reason: CLAIMS_REASON,
+          claims
+        }));
+        process.stdout.write(
+          redact_redactText(JSON.stringify(issues.length ? { jobs: dead, issues } : dead, null, 2)) + "\n"
+        );
+      } else if (dead.length === 0 && claimed.size === 0) {
         process.stdout.write("no dead letters\n");
       } else {
-        process.stdout.write(redact_redactText(renderText(deadLetterTable(dead))));
+        if (dead.length) process.stdout.write(redact_redactText(renderText(deadLetterTable(dead))));
+        for (const [n, claims] of claimed)
+          process.stdout.write(`issue:${n}  ${CLAIMS_REASON} (${claims} claims)
+`);
       }
       return 0;
     }
     if (sub === "requeue") {
-      if (!key || extra.length > 0) {
+      const selectors = [key, ...extra].filter((x) => !!x);
+      if (selectors.length === 0) {
         process.stderr.write(
-          "school dead-letters requeue: give exactly one job key, e.g. grade:12:crew-abc\n"
+          "school dead-letters requeue: say what to requeue: a job key (e.g. grade:12:crew-abc), issue:12 or all\n"
         );
         return 2;
       }
-      const job = await queue.requeue(key);
-      process.stdout.write(
-        `requeued ${job.job.jobKey}: attempts reset to 0; previous failure kept: ${redact_redactText(job.previousFailure ?? "")}
+      const jobs = queue.deadLetters();
+      const rest = [];
+      for (const s of selectors) {
+        const all = s.toLowerCase() === "all";
+        const n = /^(?:issue:|#)(\d{1,9})$/i.exec(s)?.[1];
+        const issues = all ? [...claimed.keys()] : n && claimed.has(Number(n)) ? [Number(n)] : [];
+        for (const issue of issues) {
+          await requeueIssue(layout, issue, `school dead-letters requeue ${s}`);
+          claimed.delete(issue);
+          process.stdout.write(
+            `requeued issue #${issue}: it was ${CLAIMS_REASON}; the next plan admits it as a first attempt
 `
-      );
+          );
+        }
+        const names = all ? jobs.length > 0 : jobs.some((j) => n ? j.job.issueNumber === Number(n) : j.job.jobKey === s);
+        if (issues.length === 0 || names) rest.push(s);
+      }
+      const requeued = await requeueDeadLetters(queue, rest);
+      for (const j of requeued)
+        process.stdout.write(
+          `requeued ${j.jobKey}: attempts reset to 0; previous failure kept: ${redact_redactText(j.previousFailure)}
+`
+        );
       return 0;
     }
-    process.stderr.write(`school dead-letters: unknown subcommand "${sub}"; use "list" or "requeue KEY".
-`);
+    process.stderr.write(
+      `school dead-letters: unknown subcommand "${sub}"; use "list" or "requeue KEY|issue:N|all".
+`
+    );
     return 2;
   }
 };
 
 
+// EXTERNAL MODULE: external "node:buffer"
+var external_node_buffer_ = __nccwpck_require__(4573);
 ;// CONCATENATED MODULE: ./.build/src/bookbag/session-store.js
 
 
@@ -67399,6 +68337,7 @@ function checkSessionStore(dir, note) {
 
 
 
+
 class BookbagAccessError extends SchoolError {
   constructor(crewId, reader) {
     super(
@@ -67417,11 +68356,32 @@ class BookbagIncompleteError extends SchoolError {
     this.name = "BookbagIncompleteError";
   }
 }
+class PatchIntegrityError extends BookbagIncompleteError {
+  constructor(crewId, detail) {
+    super(crewId, detail);
+    this.crewId = crewId;
+    this.message = `the patch of crew ${crewId} ${detail}; the school's error, not the student's: it is neither graded nor delivered`;
+    this.name = "PatchIntegrityError";
+  }
+  crewId;
+}
+function patchText(bytes, crewId) {
+  if (!(0,external_node_buffer_.isUtf8)(bytes)) {
+    throw new PatchIntegrityError(
+      crewId,
+      "is not UTF-8 text (a text file in another encoding): the school carries a patch as text and cannot keep this one byte for byte"
+    );
+  }
+  return bytes.toString("utf8");
+}
 function writeBookbag(dir, files) {
   (0,external_node_fs_namespaceObject.rmSync)((0,external_node_path_namespaceObject.join)(dir, schema_BOOKBAG_FILES.done), { force: true });
   const diffPath = (0,external_node_path_namespaceObject.join)(dir, schema_BOOKBAG_FILES.diff);
-  writeTextAtomic(diffPath, files.diff);
+  const patch = typeof files.diff === "string" ? Buffer.from(files.diff, "utf8") : files.diff;
+  writeFileAtomic(diffPath, patch);
   const diffSha = schema_sha256((0,external_node_fs_namespaceObject.readFileSync)(diffPath));
+  if (diffSha !== schema_sha256(patch))
+    throw new PatchIntegrityError(files.record.crewId, "written but read back otherwise");
   if (files.report !== void 0) writeTextAtomic((0,external_node_path_namespaceObject.join)(dir, schema_BOOKBAG_FILES.report), files.report);
   if (files.verificationLog !== void 0) {
     writeTextAtomic((0,external_node_path_namespaceObject.join)(dir, schema_BOOKBAG_FILES.verificationLog), files.verificationLog);
@@ -67477,13 +68437,20 @@ async function readBookbag(layout, crewId, reader, root) {
     throw incomplete(`${schema_BOOKBAG_FILES.record} names crew ${record.data.crewId}`);
   const diffBytes = bytes("diff") ?? Buffer.alloc(0);
   const diffSha = schema_sha256(diffBytes);
-  if (diffSha !== flag.data.diffSha || diffSha !== record.data.diffSha) {
-    throw incomplete(`${schema_BOOKBAG_FILES.diff} does not match the digest in ${schema_BOOKBAG_FILES.done}`);
+  if (flag.data.diffSha !== record.data.diffSha) {
+    throw incomplete(`${schema_BOOKBAG_FILES.record} and ${schema_BOOKBAG_FILES.done} name different patches`);
+  }
+  if (diffSha !== record.data.diffSha) {
+    throw new PatchIntegrityError(
+      crewId,
+      `in its bookbag does not match the digest recorded at collection (${schema_BOOKBAG_FILES.diff} has sha256 ${diffSha.slice(0, 12)}\u2026, ${schema_BOOKBAG_FILES.done} names ${record.data.diffSha.slice(0, 12)}\u2026)`
+    );
   }
   const optional = (k) => bytes(k)?.toString("utf8");
   return {
     record: record.data,
     diff: diffBytes.toString("utf8"),
+    patch: diffBytes,
     report: optional("report"),
     verificationLog: optional("verificationLog"),
     brief: optional("brief")
@@ -67583,6 +68550,7 @@ function pullRequestBody(record, verdict, o) {
     "| | |",
     "|---|---|",
     `| Verdict | accepted by the ${plainText(verdict.decidedBy, 40)} judge: ${cell(verdict.code)}, score ${verdict.score.toFixed(2)} |`,
+    ...verdict.proof ? [`| Proved by | ${plainText(verdict.proof, 300)} |`] : [],
     `| Verification | ${v ? `${cell(v.command.join(" "))} ${v.passed ? "passed" : "failed"} (exit ${v.exitCode ?? "none"}, ${seconds(v.durationMs)}${v.timedOut ? ", timed out" : ""})` : "none recorded"} |`,
     `| Cost | ${cost} |`,
     `| Changed files | ${record.changedFiles.length} |`,
@@ -67735,6 +68703,7 @@ async function commitPatch(c) {
         `the patch adds or changes submodule(s) (gitlink, mode 160000): ${links.slice(0, 10).join(", ")}; a crew's change never holds one, so it is not delivered`
       );
     const tree = await gitOut(["write-tree"], { cwd: c.repoPath, env });
+    await sameAsWorktree(c.repoPath, c.baseSha, tree, c.diff);
     return await gitOut(["commit-tree", tree, "-p", c.baseSha, "-F", "-"], {
       cwd: c.repoPath,
       input: c.message,
@@ -67750,6 +68719,32 @@ async function commitPatch(c) {
   } finally {
     (0,external_node_fs_namespaceObject.rmSync)(dir, { recursive: true, force: true });
   }
+}
+async function sameAsWorktree(repoPath, baseSha, tree, diff) {
+  const text = typeof diff === "string" ? diff : diff.toString("latin1");
+  const named = [...text.matchAll(/^index [0-9a-f]{7,64}\.\.([0-9a-f]{7,64})(?: [0-7]{6})?$/gm)].map((m) => m[1]).filter((id) => !/^0+$/.test(id));
+  if (!named.length) return;
+  const raw = await runGit(
+    ["diff-tree", "-r", "--raw", "-z", "--no-renames", "--full-index", baseSha, tree],
+    {
+      cwd: repoPath
+    }
+  );
+  if (raw.exitCode !== 0)
+    throw new DeliveryError(
+      `git diff-tree failed in ${repoPath}: ${raw.stderr.toString("utf8").trim().slice(0, 300)}`
+    );
+  const held = /* @__PURE__ */ new Set();
+  const fields = raw.stdout.toString("utf8").split("\0");
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [, , , to, status] = fields[i].split(" ");
+    if (to && status !== "D") held.add(to);
+  }
+  const missing = named.filter((id) => ![...held].some((h) => h.startsWith(id)));
+  if (missing.length)
+    throw new DeliveredTreeError(
+      `the delivery commit does not hold the student's change byte for byte: ${missing.length} file(s) of the patch (blob ${missing[0].slice(0, 12)}\u2026) are not in the tree made from it; nothing is pushed`
+    );
 }
 async function refHead(repoPath, ref) {
   const r = await runGit(["log", "-1", "--format=%ct%n%B", ref, "--"], { cwd: repoPath });
@@ -67803,6 +68798,109 @@ async function pushBranch(o) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/delivery/protected-paths.js
+
+
+const PROTECTED_PATHS = {
+  /** Workflows run on push with the repository's secrets; CODEOWNERS and actions live here too. */
+  github: [".github"],
+  /** The school's own configuration (also wherever it was loaded from: see protectedPaths). */
+  school: ["school.yml", "school.yaml"],
+  /** Git reads these when it checks out, diffs or fetches (filters, submodule URLs and commands). */
+  git: ["**/.gitattributes", "**/.gitmodules"],
+  /**
+   * Package managers read these on install: registries, credentials, lifecycle scripts, the binary
+   * to run (`.yarn/releases`). pnpm-workspace.yaml is included: since pnpm 10 it carries the settings
+   * .npmrc did (registries, which dependencies may run build scripts).
+   */
+  packageManagers: [
+    "**/.npmrc",
+    "**/.yarnrc",
+    "**/.yarnrc.yml",
+    ".yarn/releases",
+    ".yarn/plugins",
+    "**/.pnpmfile.cjs",
+    "**/pnpm-workspace.yaml",
+    "**/bunfig.toml",
+    "**/pip.conf",
+    "**/.pypirc",
+    "**/poetry.toml",
+    "**/uv.toml",
+    "**/.condarc",
+    "**/.cargo/config",
+    "**/.cargo/config.toml",
+    "**/.bundle/config",
+    "**/.gemrc"
+  ],
+  /** Other CI systems: they run a branch's configuration with the project's secrets. */
+  ci: [
+    ".gitlab-ci.yml",
+    ".gitlab",
+    ".circleci",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    ".azure-pipelines",
+    "**/Jenkinsfile",
+    ".buildkite",
+    "bitbucket-pipelines.yml",
+    ".drone.yml",
+    ".woodpecker.yml",
+    ".woodpecker",
+    "appveyor.yml",
+    ".appveyor.yml",
+    ".cirrus.yml"
+  ],
+  /** Who must review what. */
+  owners: ["CODEOWNERS", "docs/CODEOWNERS"]
+};
+const BUILT_IN = Object.values(PROTECTED_PATHS).flat();
+function protectedPaths(o) {
+  const matchers = BUILT_IN.map(globMatcher);
+  const rel = o.configFile ? (0,external_node_path_namespaceObject.relative)((0,external_node_path_namespaceObject.resolve)(o.repoPath), (0,external_node_path_namespaceObject.resolve)(o.configFile)) : "";
+  const configRel = rel && !rel.startsWith("..") && !(0,external_node_path_namespaceObject.isAbsolute)(rel) ? rel : void 0;
+  const isProtected = (path) => matchers.some((m) => m(path)) || configRel !== void 0 && normalizeGlob(path) === configRel;
+  return {
+    isProtected,
+    refused: (path) => isProtected(path) && !matchesAny(path, o.allow) && !fencesName(path, o.fences, isProtected)
+  };
+}
+function fencesName(path, fences, isKind) {
+  return fences.some((f) => {
+    const g = normalizeGlob(f);
+    return g !== "" && globMatcher(g)(path) && isKind(g);
+  });
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/delivery/protected.js
+
+
+
+
+async function refuseProtectedPaths(config, o) {
+  const r = await runGit(["diff-tree", "-r", "-z", "--no-renames", "--name-only", o.baseSha, o.sha, "--"], {
+    cwd: config.repoPath,
+    timeoutMs: 12e4
+  });
+  if (r.exitCode !== 0 || r.overflowed)
+    throw new DeliveryError(
+      `could not list what commit ${o.sha.slice(0, 12)} changes: ${(r.spawnError ?? r.stderr.toString("utf8")).trim().slice(0, 300)}`
+    );
+  const paths = r.stdout.toString("utf8").split("\0").filter(Boolean);
+  const guard = protectedPaths({
+    repoPath: config.repoPath,
+    configFile: configSource(config),
+    allow: config.grading.allowProtected,
+    fences: o.fences
+  });
+  const refused = paths.filter((p) => guard.refused(p));
+  if (refused.length > 0)
+    throw new DeliveryRefusedError(
+      `the change touches protected path(s) ${refused.slice(0, 10).join(", ")}: workflows, the school's configuration, git attributes and package-manager or CI settings are never pushed by the school unless the issue's fences or grading.allowProtected name them`
+    );
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/delivery/pull-request.js
 
 async function ensurePullRequest(port, p) {
@@ -67824,6 +68922,9 @@ async function ensurePullRequest(port, p) {
 
 
 
+
+
+
 function resolveDeliveryMode(delivery, where) {
   return delivery.mode ?? (where.actions ? "pull-request" : "branch");
 }
@@ -67836,6 +68937,7 @@ function createDeliverer(o) {
       try {
         bag = await readBookbag(o.layout, req.crewId, { role: "grader" });
       } catch (e) {
+        if (e instanceof PatchIntegrityError) await deliver_alert(o.layout, req, "patch-integrity", e.message);
         if (e instanceof BookbagIncompleteError) throw new DeliveryRefusedError(e.message);
         throw e;
       }
@@ -67845,18 +68947,28 @@ function createDeliverer(o) {
           `bookbag ${req.crewId} is for issue #${record.issueNumber}, not #${req.issueNumber}`
         );
       }
+      const secrets = record.refusal?.findings ?? scanPatch(bag.diff);
+      if (secrets.length) {
+        const why = `secret_in_patch: ${describeSecrets(secrets)}`;
+        await deliver_alert(o.layout, req, "secret-in-patch", why);
+        throw new DeliveryRefusedError(why);
+      }
       if (bag.diff.trim() === "") throw new DeliveryRefusedError(`crew ${req.crewId} changed nothing`);
       const title = o.issueTitle?.(req.issueNumber);
       const date = record.timings.finishedAt;
       const sha = await commitPatch({
         repoPath: o.config.repoPath,
         baseSha: record.baseSha,
-        diff: bag.diff,
+        diff: bag.patch,
         message: commitMessage(record, title),
         author: d.author,
         date,
         ...o.gitAuth ? { auth: o.gitAuth } : {}
+      }).catch(async (e) => {
+        if (e instanceof DeliveredTreeError) await deliver_alert(o.layout, req, "patch-integrity", e.message);
+        throw e;
       });
+      await refuseProtectedPaths(o.config, { baseSha: record.baseSha, sha, fences: record.fences });
       const branch = branchName(req.issueNumber);
       if (o.mode === "branch") {
         const updated2 = await updateRef(o.config.repoPath, `refs/heads/${branch}`, sha, date);
@@ -67889,6 +69001,9 @@ function createDeliverer(o) {
       return { mode: "pull-request", branch, sha, updated, pullRequest: { number: pr.number, url: pr.url } };
     }
   };
+}
+async function deliver_alert(layout, req, kind, detail) {
+  await audit(layout, "delivery.alert", { crewId: req.crewId, issueNumber: req.issueNumber, kind, detail });
 }
 
 
@@ -68311,11 +69426,14 @@ async function recordCrewSpend(layout, crew, usage, turn = 0, o = {}) {
   return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage, o);
 }
 async function recordUsageSpend(layout, key, who, usage, o = {}) {
+  const reported = usage.costUsd ?? 0;
+  const metered = o.meteredUsd;
   return recordSpend(
     layout,
     key,
     {
-      costUsd: usage.costUsd ?? 0,
+      costUsd: metered === void 0 ? reported : Math.max(0, Math.round((reported - metered) * 1e6) / 1e6),
+      ...metered === void 0 ? {} : { meteredUsd: metered, reportedUsd: reported },
       crewId: who.crewId,
       issueNumber: who.issueNumber,
       agent: who.agent,
@@ -68326,10 +69444,10 @@ async function recordUsageSpend(layout, key, who, usage, o = {}) {
       }
     },
     void 0,
-    o
+    o.maxUsd === void 0 ? {} : { maxUsd: o.maxUsd }
   );
 }
-function boundTurnCost(agent, usage, leftUsd) {
+function boundTurnCost(agent, usage, leftUsd, meteredUsd = 0) {
   const priced = agent.kind === "command" && agent.pricing ? priceTokens(
     {
       input: usage.inputTokens ?? 0,
@@ -68340,16 +69458,24 @@ function boundTurnCost(agent, usage, leftUsd) {
   ) : void 0;
   const figure = priced ?? usage.costUsd ?? 0;
   const reportedUsd = Number.isFinite(figure) && figure >= 0 ? figure : Number.MAX_VALUE;
-  const left = leftUsd === void 0 ? void 0 : Math.max(0, Math.round(leftUsd * 1e6) / 1e6);
-  const over = left !== void 0 && reportedUsd > left;
-  const costUsd = over ? left : reportedUsd;
-  const counted = priced !== void 0 || over || usage.costUsd !== void 0;
+  const metered = Number.isFinite(meteredUsd) && meteredUsd > 0 ? meteredUsd : 0;
+  const left = leftUsd === void 0 ? void 0 : Math.max(0, Math.round((leftUsd - metered) * 1e6) / 1e6);
+  const beyond = Math.max(0, reportedUsd - metered);
+  const over = left !== void 0 && beyond > left;
+  const costUsd = metered ? finiteRound(metered + (over ? left : beyond)) : over ? left : reportedUsd;
+  const counted = priced !== void 0 || over || usage.costUsd !== void 0 || metered > 0;
   return { usage: { ...usage, ...counted ? { costUsd } : {} }, reportedUsd, over };
 }
 function budgetedAgent(agent, leftUsd) {
   return agent.kind === "claude-code" && leftUsd !== void 0 ? { ...agent, maxBudgetUsd: leftUsd } : agent;
 }
 const usage_usd = (n) => `$${n.toFixed(2)}`;
+function meteredBudgetEnding(refusal, meteredUsd, reportedUsd) {
+  return {
+    kind: "failed",
+    reason: `${refusal}. The key proxy refused the crew's further requests: it metered ${usage_usd(meteredUsd)} of the API's answers this turn, the crew reported ${usage_usd(reportedUsd)}; the crew was stopped`
+  };
+}
 function budgetEnding(budgetUsd, spentUsd, over) {
   return {
     kind: "failed",
@@ -68380,10 +69506,6 @@ function diffFiles(touched) {
 function insideFences(path, fences) {
   if (fences.length === 0) return true;
   return matchesAny(path, fences);
-}
-const TEST_PATH = /(^|\/)(test|tests|__tests__|spec|specs)\/|\.(test|spec)\.[A-Za-z0-9]+$|_test\.(go|py|rb)$|(^|\/)test_[^/]+\.py$/;
-function isTestPath(path) {
-  return TEST_PATH.test(path);
 }
 function rubricFinding(touched, fences, limits, crew = {}) {
   const coding = (crew.role ?? "coding") === "coding";
@@ -68422,9 +69544,6 @@ function rubricFinding(touched, fences, limits, crew = {}) {
       `${unique.length} path(s) outside the issue's fences (${fences.join(", ")}): ${unique.slice(0, 10).join(", ")}`
     ]);
   }
-  const deletedTests = files.filter((f) => f.deleted && isTestPath(f.path)).map((f) => f.path);
-  if (deletedTests.length > 0)
-    return fail("deleted_tests", [`deletes test file(s): ${deletedTests.join(", ")}`]);
   const lines = files.reduce((n, f) => n + f.added + f.removed, 0);
   if (files.length > limits.maxChangedFiles) {
     return fail("too_many_files", [`${files.length} files changed; the limit is ${limits.maxChangedFiles}`]);
@@ -68436,15 +69555,329 @@ function rubricFinding(touched, fences, limits, crew = {}) {
     judge: "rubric",
     passed: true,
     code: "rubric_passed",
-    reasons: [`${files.length} file(s), ${lines} line(s), inside fences, no tests deleted`],
+    reasons: [`${files.length} file(s), ${lines} line(s), inside fences`],
     score: 1
   };
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/grading/test-surface.js
+
+const TEST_PATTERNS = {
+  js: [
+    "*.test.*",
+    "*.spec.*",
+    "**/test",
+    "**/tests",
+    "**/__tests__",
+    "**/spec",
+    "**/specs",
+    "**/__snapshots__",
+    "*.snap",
+    "**/__mocks__"
+  ],
+  python: ["test_*.py", "*_test.py", "**/tests", "**/conftest.py"],
+  go: ["*_test.go", "**/testdata"],
+  rust: ["**/tests", "**/benches"],
+  ruby: ["**/spec", "**/test", "*_spec.rb", "*_test.rb"]
+};
+const DEFINITION_PATTERNS = {
+  js: [
+    "**/package.json",
+    "*jest.config.*",
+    "jest.setup.*",
+    "setupTests.*",
+    "vitest.config.*",
+    "vitest.workspace.*",
+    "vitest.setup.*",
+    "vite.config.*",
+    ".mocharc",
+    ".mocharc.*",
+    "ava.config.*",
+    "karma.conf.*",
+    "playwright.config.*",
+    "cypress.config.*",
+    ".taprc",
+    ".taprc.*",
+    ".nycrc",
+    ".nycrc.*",
+    "nyc.config.*",
+    ".c8rc",
+    ".c8rc.*"
+  ],
+  python: [
+    "**/pytest.ini",
+    "**/tox.ini",
+    "**/setup.cfg",
+    "**/pyproject.toml",
+    "**/noxfile.py",
+    "**/.coveragerc"
+  ],
+  rust: ["**/Cargo.toml", ".cargo/config", ".cargo/config.toml"],
+  ruby: ["**/Rakefile", "**/.rspec"],
+  build: [
+    "**/Makefile",
+    "**/makefile",
+    "**/GNUmakefile",
+    "**/justfile",
+    "**/Justfile",
+    "**/.justfile",
+    "**/Taskfile.yml",
+    "**/Taskfile.yaml"
+  ],
+  ci: [
+    ".github/workflows",
+    ".gitlab-ci.yml",
+    ".circleci",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    "**/Jenkinsfile",
+    ".buildkite"
+  ]
+};
+function anyOf(globs) {
+  const ms = globs.map(globMatcher);
+  return (path) => ms.some((m) => m(path));
+}
+const BUILT_IN_TESTS = anyOf(Object.values(TEST_PATTERNS).flat());
+const BUILT_IN_DEFINITIONS = anyOf(Object.values(DEFINITION_PATTERNS).flat());
+function test_surface_basename(path) {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+function testSurface(extra = {}) {
+  const tests = anyOf(extra.tests ?? []);
+  const definitions = anyOf(extra.definitions ?? []);
+  const kind = (path) => definitions(path) || BUILT_IN_DEFINITIONS(path) ? "definition" : tests(path) || BUILT_IN_TESTS(path) ? "test" : void 0;
+  return {
+    kind,
+    definitionChanged(path, before, after) {
+      if (before === after) return false;
+      if (definitions(path)) return true;
+      const compare = CONTENT_AWARE[test_surface_basename(path)];
+      return compare ? compare(before, after) : true;
+    }
+  };
+}
+const CONTENT_AWARE = {
+  "package.json": packageJsonChanged,
+  "pyproject.toml": sectionsChanged(/^tool\.(pytest|tox|coverage|hatch\.envs|pdm\.scripts|poe|nox)(\.|$)/, [
+    "",
+    "tool",
+    "tool.hatch",
+    "tool.pdm"
+  ]),
+  "setup.cfg": sectionsChanged(/^(tool:pytest|pytest|coverage:.*|tox(:.*)?|aliases)$/, [""]),
+  "tox.ini": sectionsChanged(/^(tox|testenv(:.*)?|pytest|tool:pytest|coverage:.*|gh(-actions)?(:.*)?)$/, [
+    ""
+  ]),
+  "Cargo.toml": sectionsChanged(/^(lib|bin|test|bench|profile\.(test|bench))$/, ["", "profile"])
+};
+const PACKAGE_TEST_KEYS = ["scripts", "jest", "mocha", "ava", "tap", "nyc", "c8", "vitest"];
+function packageJsonChanged(before, after) {
+  const parse = (text) => {
+    if (text === void 0) return {};
+    try {
+      const v = JSON.parse(text);
+      return v !== null && typeof v === "object" && !Array.isArray(v) ? v : void 0;
+    } catch {
+      return void 0;
+    }
+  };
+  const a = parse(before);
+  const b = parse(after);
+  if (!a || !b) return true;
+  return PACKAGE_TEST_KEYS.some((k) => canonical(a[k]) !== canonical(b[k]));
+}
+function canonical(v) {
+  if (v === void 0) return "undefined";
+  return JSON.stringify(
+    v,
+    (_k, x) => x !== null && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(
+      Object.entries(x).sort(([p], [q]) => p < q ? -1 : p > q ? 1 : 0)
+    ) : x
+  );
+}
+function sectionsChanged(relevant, ambiguous) {
+  return (before, after) => {
+    const a = sections(before ?? "");
+    const b = sections(after ?? "");
+    for (const name of /* @__PURE__ */ new Set([...a.keys(), ...b.keys()])) {
+      if (a.get(name) === b.get(name)) continue;
+      if (relevant.test(name) || ambiguous.includes(name)) return true;
+    }
+    return false;
+  };
+}
+const HEADER = /^\s*\[\[?([^\]]*)\]\]?\s*(?:[#;].*)?$/;
+function sections(text) {
+  const out = /* @__PURE__ */ new Map();
+  let name = "";
+  const push = (line) => {
+    out.set(name, (out.has(name) ? out.get(name) + "\n" : "") + line);
+  };
+  out.set(name, "");
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trimEnd();
+    const h = HEADER.exec(line);
+    if (h) {
+      name = h[1].split(".").map((p) => p.trim().replace(/^["']|["']$/g, "")).join(".");
+      push(`[${name}]`);
+      continue;
+    }
+    if (/^\s*([#;].*)?$/.test(line)) continue;
+    push(line);
+  }
+  return out;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/policy.js
+
+
+
+
+
+
+
+
+const policy_ZERO = /^0+$/;
+class PolicyBaseMissingError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "PolicyBaseMissingError";
+  }
+}
+async function policyFinding(o) {
+  if (o.diff.length === 0) return passed();
+  const base = await runGit(["cat-file", "-e", `${o.baseSha}^{commit}`], { cwd: (0,external_node_path_namespaceObject.resolve)(o.repoPath) });
+  if (base.exitCode !== 0)
+    throw new PolicyBaseMissingError(
+      `the policy judge could not read base ${o.baseSha} in ${o.repoPath}: the repository lacks that commit (fetch it, or check out with enough history); the grading job is retried`
+    );
+  const touched = await patchFiles((0,external_node_path_namespaceObject.resolve)(o.repoPath), o.baseSha, o.diff);
+  if (!touched.ok)
+    return fail("patch_does_not_apply", [
+      `git cannot apply the patch at its base: ${touched.output.trim().slice(0, 300)}`
+    ]);
+  const guard = protectedPaths({
+    repoPath: o.repoPath,
+    configFile: o.configFile,
+    allow: o.grading.allowProtected,
+    fences: o.fences
+  });
+  const surface = testSurface({ tests: o.grading.testPatterns, definitions: o.grading.testDefinitions });
+  const isSurface = (p) => surface.kind(p) !== void 0;
+  const refusedProtected = touched.files.map((f) => f.path).filter((p) => guard.refused(p));
+  const allowedProtected = touched.files.map((f) => f.path).filter((p) => guard.isProtected(p) && !guard.refused(p));
+  const renamedTo = new Map(
+    diffFiles(touched.files).filter((d) => d.oldPath !== void 0).map((d) => [d.oldPath, d.path])
+  );
+  const changes = [];
+  for (const f of touched.files) {
+    const kind = surface.kind(f.path);
+    if (kind === "test") {
+      if (policy_ZERO.test(f.oldSha)) continue;
+      changes.push({ path: f.path, what: await testChange(o.repoPath, f, renamedTo.get(f.path)) });
+    } else if (kind === "definition") {
+      const before = await blob(o.repoPath, f.oldSha, f.oldMode);
+      const after = await blob(o.repoPath, f.newSha, f.newMode);
+      if (surface.definitionChanged(f.path, before, after))
+        changes.push({ path: f.path, what: describeDefinition(f) });
+    }
+  }
+  const fencedOrAllowed = (p) => o.grading.allowTestChanges || fencesName(p, o.fences, isSurface) || guard.isProtected(p) && !guard.refused(p);
+  const refusedTests = changes.filter((c) => !fencedOrAllowed(c.path));
+  const allowedTests = changes.filter((c) => fencedOrAllowed(c.path));
+  const list = (cs) => cs.slice(0, 10).map((c) => `${c.path} (${c.what})`).join(", ") + (cs.length > 10 ? ` and ${cs.length - 10} more` : "");
+  if (refusedProtected.length > 0) {
+    const reasons = [
+      `the patch changes protected path(s) ${refusedProtected.slice(0, 10).join(", ")}: workflows, the school's configuration, git attributes and package-manager or CI settings run with the repository's trust once pushed. Leave them out of the change; an issue that must change them names them in its fences, or grading.allowProtected does.`
+    ];
+    if (refusedTests.length > 0)
+      reasons.push(`it also changes the base's tests or test definitions: ${list(refusedTests)}`);
+    return fail("protected_path", reasons);
+  }
+  if (refusedTests.length > 0)
+    return fail("tests_changed", [
+      `the patch changes the base's tests or how they run: ${list(refusedTests)}. The base's tests decide what "passed" means; fix the code and add new tests instead. An issue about the tests themselves names these files in its fences, or grading.allowTestChanges: true lets such changes through for a reviewer to check.`
+    ]);
+  const flags = [];
+  if (allowedTests.length > 0)
+    flags.push(
+      `flagged for review: changes the base's tests or how they run, allowed by ${o.grading.allowTestChanges ? "grading.allowTestChanges" : allowedTests.some((c) => guard.isProtected(c.path)) ? "the issue's fences or grading.allowProtected" : "the issue's fences"}: ${list(allowedTests)}`
+    );
+  if (allowedProtected.length > 0)
+    flags.push(
+      `flagged for review: changes protected path(s), allowed by the issue's fences or grading.allowProtected: ${allowedProtected.slice(0, 10).join(", ")}`
+    );
+  if (flags.length > 0)
+    return { judge: "policy", passed: true, code: "policy_flagged", reasons: flags, score: 1 };
+  return passed();
+}
+function passed() {
+  return {
+    judge: "policy",
+    passed: true,
+    code: "policy_passed",
+    reasons: ["no protected path touched; the base's tests and test definitions unchanged"],
+    score: 1
+  };
+}
+function fail(code, reasons) {
+  return { judge: "policy", passed: false, code, reasons, score: 0 };
+}
+async function blob(repo, sha, mode) {
+  if (policy_ZERO.test(sha) || mode === "160000") return void 0;
+  const r = await runGit(["cat-file", "blob", sha], {
+    cwd: repo,
+    timeoutMs: 6e4,
+    maxOutputBytes: 64 << 20
+  });
+  if (r.exitCode !== 0 || r.overflowed) return `\0unreadable ${sha}`;
+  return r.stdout.toString("utf8");
+}
+const SKIP = /\bskip\s*:\s*(true|['"`])|\btodo\s*:\s*(true|['"`])|\.(skip|todo|only)\s*\(|\b(xit|xtest|xdescribe|xcontext|xspecify)\s*\(|@pytest\.mark\.(skip|skipif|xfail)|@unittest\.(skip|expectedFailure)|\bpytest\.skip\(|\bt\.Skip(Now|f)?\(|#\[ignore\b|^\s*(skip|pending)\b/m;
+async function testChange(repo, f, renamedTo) {
+  if (renamedTo !== void 0) return `renamed to ${renamedTo}`;
+  if (policy_ZERO.test(f.newSha)) return "deleted";
+  const before = await blob(repo, f.oldSha, f.oldMode) ?? "";
+  const after = await blob(repo, f.newSha, f.newMode) ?? "";
+  const had = new Set(before.split("\n"));
+  const added = after.split("\n").filter((l) => !had.has(l));
+  return added.some((l) => SKIP.test(l)) ? "modified: marks tests skipped" : "modified";
+}
+function describeDefinition(f) {
+  if (policy_ZERO.test(f.oldSha)) return "added";
+  if (policy_ZERO.test(f.newSha)) return "deleted";
+  return /(^|\/)package\.json$/.test(f.path) ? "its scripts or test-runner settings changed" : "changed";
+}
+function policyInput(config, o) {
+  return {
+    repoPath: config.repoPath,
+    baseSha: o.baseSha,
+    diff: o.diff,
+    fences: o.fences,
+    grading: config.grading,
+    configFile: configSource(config)
+  };
+}
+function reviewerNote(findings) {
+  const flags = findings.filter((f) => f.judge === "policy" && f.code === "policy_flagged").flatMap((f) => f.reasons);
+  if (flags.length === 0) return "";
+  return `
+
+## Flagged by the school's policy judge
+
+${flags.map((f) => `- ${f}`).join("\n")}
+
+Check that these changes serve the issue and do not weaken what the tests check.
+`;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/grading/verdict.js
 
-const JUDGES = (/* unused pure expression or super */ null && (["verification", "sealed", "reviewer", "rubric"]));
+const JUDGES = (/* unused pure expression or super */ null && (["verification", "policy", "sealed", "evidence", "reviewer", "rubric"]));
 const reviewerVerdictSchema = strictObject({
   approve: schemas_boolean(),
   score: schemas_number().min(0).max(1),
@@ -68455,24 +69888,29 @@ function combine(findings) {
   const last = findings.at(-1);
   const decider = failed ?? last;
   if (!decider) throw new Error("combine: no judge findings");
+  const proof = failed ? void 0 : findings.find((f) => f.judge === "evidence")?.reasons[0];
   return {
     accepted: !failed,
     decidedBy: decider.judge,
     code: decider.code,
-    reasons: decider.reasons,
+    // A change the policy judge let through flagged (src/grading/policy.ts) says so first on the
+    // verdict itself, where the board (which clips) and the pull request's description read it.
+    reasons: failed ? decider.reasons : [...flagged(findings.filter((f) => f !== decider)), ...decider.reasons],
     score: failed ? 0 : decider.score,
-    findings
+    findings,
+    ...proof !== void 0 ? { proof } : {}
   };
+}
+function flagged(findings) {
+  return findings.filter((f) => f.judge === "policy" && f.code === "policy_flagged").flatMap((f) => f.reasons);
 }
 
 
-;// CONCATENATED MODULE: external "node:string_decoder"
-const external_node_string_decoder_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:string_decoder");
 ;// CONCATENATED MODULE: ./.build/src/agents/output.js
 
 
 
-const MAX_LINE = 4 * 1024 * 1024;
+const output_MAX_LINE = 4 * 1024 * 1024;
 const PROSE_MAX = 16 * 1024;
 const TAIL_MAX = 4 * 1024;
 const CHUNK = 1024 * 1024;
@@ -68510,8 +69948,8 @@ class LineScanner {
   append(piece) {
     if (!piece) return;
     this.partial += piece;
-    if (this.partial.length > MAX_LINE) {
-      this.partial = this.partial.slice(-MAX_LINE);
+    if (this.partial.length > output_MAX_LINE) {
+      this.partial = this.partial.slice(-output_MAX_LINE);
       this.partialCut = true;
     }
   }
@@ -68678,7 +70116,7 @@ class ClaudeReader {
 function findClaudeResult(stdout) {
   const r = new ClaudeReader();
   const whole = stdout.trim();
-  if (whole.length < MAX_LINE && whole.includes("\n") && (whole[0] === "{" || whole[0] === "["))
+  if (whole.length < output_MAX_LINE && whole.includes("\n") && (whole[0] === "{" || whole[0] === "["))
     r.line(whole.replace(/\n\s*/g, " "), false);
   if (!r.result) scanText(stdout, r.line);
   return r.result;
@@ -69034,7 +70472,7 @@ function codexErrorEnding(r, exitCode, out, now, ctx) {
 
 const MAX_DIFF = 2e5;
 function reviewPrompt(input) {
-  const p = redact(input);
+  const p = { ...redact(input), diff: input.diff };
   const diff = p.diff.length > MAX_DIFF ? `${p.diff.slice(0, MAX_DIFF)}
 [diff truncated at ${MAX_DIFF} characters]` : p.diff;
   const fence = (t) => {
@@ -69164,7 +70602,7 @@ async function runReviewer(reviewer, input, o) {
     (a, i) => i > 0 && !a.startsWith("-") && !(0,external_node_path_namespaceObject.isAbsolute)(a) && (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.resolve)(o.cwd, a)) ? (0,external_node_path_namespaceObject.resolve)(o.cwd, a) : a
   );
   const passEnv = Array.isArray(reviewer) ? o.passEnv : reviewer.passEnv;
-  const payload = redact(input);
+  const payload = { ...redact(input), diff: input.diff };
   const dir = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-review-"));
   try {
     const files = {
@@ -69354,6 +70792,8 @@ function tampering(wt, changes, protect) {
 
 ;// CONCATENATED MODULE: ./.build/src/grading/junit.js
 
+
+
 class JUnitError extends SchoolError {
   constructor(message) {
     super(message);
@@ -69505,6 +70945,43 @@ function parseJUnit(xml) {
 function fullName(c) {
   return [...c.suites, c.name].join(" > ");
 }
+const SEP = " > ";
+function relativeTo(path, r, exists) {
+  const abs = (0,external_node_path_namespaceObject.isAbsolute)(path) ? path : (0,external_node_path_namespaceObject.resolve)(r.cwd, path);
+  for (const root of [...r.roots ?? [], r.cwd]) {
+    const rel = (0,external_node_path_namespaceObject.relative)((0,external_node_path_namespaceObject.resolve)(root), abs);
+    if (rel && !rel.startsWith("..") && !(0,external_node_path_namespaceObject.isAbsolute)(rel)) return rel.split(external_node_path_namespaceObject.sep).join("/");
+  }
+  return exists(abs) ? abs : path;
+}
+function pytestId(c, r, exists) {
+  const parts = (c.classname ?? "").split(".").filter(Boolean);
+  if (!parts.length) return void 0;
+  for (let n = parts.length; n >= 1; n--) {
+    const module = parts.slice(0, n).join("/") + ".py";
+    const file = c.file?.endsWith(".py") ? relativeTo(c.file, r, exists) : void 0;
+    if (file !== void 0 ? file.replace(/\.py$/, "").split("/").join(".") === parts.slice(0, n).join(".") : false)
+      return [file, ...parts.slice(n), c.name].join("::");
+    for (const root of [r.cwd, ...r.roots ?? []]) {
+      if (exists((0,external_node_path_namespaceObject.join)(root, module))) return [module, ...parts.slice(n), c.name].join("::");
+    }
+  }
+  return c.file?.endsWith(".py") ? [relativeTo(c.file, r, exists), c.name].join("::") : void 0;
+}
+function testId(c, r, exists = external_node_fs_namespaceObject.existsSync) {
+  const py = pytestId(c, r, exists);
+  if (py) return py;
+  const suites = c.suites.filter((s) => s !== "" && s !== "root");
+  const looksLikeFile = (s) => !!s && /\.[cm]?[jt]sx?$/.test(s) && !s.includes(" ");
+  const file = c.file ?? (looksLikeFile(c.classname) ? c.classname : void 0);
+  if (file === void 0) return fullName(c);
+  const rel = relativeTo(file, r, exists);
+  const isFile = (s) => s === file || relativeTo(s, r, exists) === rel;
+  if (isFile(c.name)) return rel;
+  const classname = c.classname !== void 0 && c.classname !== "test" && !isFile(c.classname);
+  const path = classname ? [c.classname].filter(Boolean) : suites.filter((s) => !isFile(s));
+  return [rel, ...path, c.name].join(SEP);
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/grading/sealed-results.js
@@ -69547,38 +71024,44 @@ function sealed_results_fileEntry(c, cwd) {
     return false;
   }
 }
-function answersTo(c, name) {
-  return c.name === name || fullName(c) === name || c.classname !== void 0 && `${c.classname}.${c.name}` === name;
+function answersTo(c, id, name) {
+  return id === name || c.name === name || fullName(c) === name || c.classname !== void 0 && `${c.classname}.${c.name}` === name;
 }
 const sealed_results_LIST = 10;
 const list = (xs) => xs.slice(0, sealed_results_LIST).join("; ") + (xs.length > sealed_results_LIST ? `; \u2026 (${xs.length})` : "");
 function judgeReport(cases, o) {
   const files = o.format === "node-test" ? cases.filter((c) => sealed_results_fileEntry(c, o.cwd)) : [];
   const tests = cases.filter((c) => !files.includes(c));
+  const ids = new Map(tests.map((c) => [c, testId(c, o)]));
   const passed = tests.filter((c) => c.status === "passed");
   const reasons = [];
+  const known = new Set(o.declared ?? []);
+  const nameable = (c) => known.has(ids.get(c)) ? ids.get(c) : o.expect?.find((n) => answersTo(c, ids.get(c), n));
   const failed = tests.filter((c) => c.status === "failed");
-  if (failed.length)
+  if (failed.length) {
+    const named = failed.map(nameable).filter((n) => n !== void 0);
+    const others = failed.length - named.length;
     reasons.push(
-      `${failed.length} test(s) failed: ${list(failed.map((c) => `${fullName(c)}${c.message ? ` (${c.message.slice(0, 200)})` : ""}`))}`
+      `sealed test(s) failed (${failed.length})${named.length ? `: ${list(named)}` : ""}${others ? `${named.length ? ";" : ":"} ${others} more the suite does not declare at the base commit (not named)` : ""}`
     );
+  }
   if (files.length)
     reasons.push(
-      `test file(s) that reported no test of their own (ended before their tests ran): ${list(files.map((c) => c.name))}`
+      `sealed test file(s) that reported no test of their own (ended before their tests ran): ${list(files.map((c) => testId(c, o)))}`
     );
   if (o.expect) {
     const missing = [];
     const notPassed = [];
     for (const name of o.expect) {
-      const matching = tests.filter((c) => answersTo(c, name));
+      const matching = tests.filter((c) => answersTo(c, ids.get(c), name));
       if (!matching.length) missing.push(name);
       else if (matching.some((c) => c.status !== "passed")) notPassed.push(name);
     }
-    if (missing.length) reasons.push(`expected test(s) not reported: ${list(missing)}`);
-    if (notPassed.length) reasons.push(`expected test(s) that did not pass: ${list(notPassed)}`);
+    if (missing.length) reasons.push(`sealed test(s) expected but not reported: ${list(missing)}`);
+    if (notPassed.length) reasons.push(`sealed test(s) expected that did not pass: ${list(notPassed)}`);
   } else if (o.declared) {
     const have = /* @__PURE__ */ new Map();
-    for (const c of passed) have.set(fullName(c), (have.get(fullName(c)) ?? 0) + 1);
+    for (const c of passed) have.set(ids.get(c), (have.get(ids.get(c)) ?? 0) + 1);
     const missing = [];
     for (const name of o.declared) {
       const n = have.get(name) ?? 0;
@@ -69587,18 +71070,211 @@ function judgeReport(cases, o) {
     }
     if (missing.length)
       reasons.push(
-        `test(s) the suite declares (reported at the base commit) not reported as passed: ${list(missing)}`
+        `sealed test(s) the suite declares (reported at the base commit) not reported as passed: ${list(missing)}`
       );
   }
-  if (!passed.length) reasons.push("no test passed");
+  if (!passed.length) reasons.push("sealed tests: no test passed");
   return { passed: reasons.length === 0, reasons };
 }
 function declaredNames(cases, o) {
-  return cases.filter((c) => !(o.format === "node-test" && sealed_results_fileEntry(c, o.cwd))).map(fullName);
+  return cases.filter((c) => !(o.format === "node-test" && sealed_results_fileEntry(c, o.cwd))).map((c) => testId(c, o));
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/grading/sealed.js
+;// CONCATENATED MODULE: ./.build/src/grading/sealed-guard.js
+
+
+
+function detectRunner(argv, results) {
+  if (results?.format === "node-test" || argv.includes("--test")) return "node-test";
+  const words = argv.map((a) => (0,external_node_path_namespaceObject.basename)(a));
+  const at = (re) => words.some((w) => re.test(w));
+  if (at(/^(py\.test|pytest)(-[\d.]+)?$/) || argv.some((a, i) => a === "-m" && argv[i + 1] === "pytest"))
+    return "pytest";
+  if (at(/^_?mocha$/)) return "mocha";
+  if (at(/^jest$/)) return "jest";
+  if (at(/^vitest$/)) return "vitest";
+  return "other";
+}
+function preloadSource(canary) {
+  return `// The judge's guard: docs/grading.md, "The guard".
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+const CANARY = ${JSON.stringify(canary)};
+const names = ['node:assert', 'node:assert/strict', 'node:test'];
+const mods = names.map((n) => require(n));
+const seen = new Set();
+const recorded = [];
+function freeze(owner, depth) {
+  if (owner === null || (typeof owner !== 'object' && typeof owner !== 'function') || seen.has(owner)) return;
+  seen.add(owner);
+  for (const key of Reflect.ownKeys(owner)) {
+    const d = Object.getOwnPropertyDescriptor(owner, key);
+    if (!d || !('value' in d)) continue;
+    const v = d.value;
+    if (typeof v === 'function') recorded.push([owner, key, v]);
+    const plain = v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
+    if (depth < 2 && (typeof v === 'function' || plain)) freeze(v, depth + 1);
+  }
+  Object.freeze(owner);
+}
+for (const m of mods) freeze(m, 0);
+function intact() {
+  try {
+    const again = names.map((n) => require(n));
+    if (again.some((m, i) => m !== mods[i] || !Object.isFrozen(m))) return false;
+    return recorded.every(([owner, key, v]) => owner[key] === v);
+  } catch {
+    return false;
+  }
+}
+const child = String(process.env.NODE_TEST_CONTEXT ?? '').startsWith('child');
+const inProcess = process.execArgv.some((a) => /^--(experimental-)?test-isolation=none$/.test(a));
+if (CANARY !== null && (child || inProcess)) {
+  const test = mods[2].test;
+  const fail = mods[0].strictEqual;
+  let planted = false;
+  process.on('beforeExit', () => {
+    if (planted) return;
+    planted = true;
+    const before = intact();
+    // Named by its file too: the report places a test where test() was called, here the preload.
+    test(CANARY + ' ' + (child ? (process.argv[1] ?? '') : ''), () => {
+      // Must fail. It passes only when the builtins were altered or a failure no longer reports.
+      if (!before || !intact()) return;
+      require('node:assert').strictEqual(1, 2);
+      fail(1, 2);
+    });
+  });
+}
+`;
+}
+const REPORTER = `// The judge's node:test reporter: docs/grading.md, "Test names".
+const esc = (s) => String(s ?? '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+  .replace(/"/g, '&quot;').replace(/\\n/g, '&#10;').replace(/\\r/g, '&#13;')
+  .replace(/[\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\ufffe\\uffff]/g, '');
+export default async function* report(source) {
+  const stacks = new Map();
+  const parents = new Map();
+  let xml = '';
+  for await (const event of source) {
+    const d = event.data ?? {};
+    if (event.type === 'test:start') {
+      const stack = stacks.get(d.file) ?? [];
+      stack.length = d.nesting;
+      stack[d.nesting] = d.name;
+      stacks.set(d.file, stack);
+      continue;
+    }
+    if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
+    // Children report before their parent: a parent (a suite, a test with subtests) is seen as one.
+    const seen = parents.get(d.file) ?? new Set();
+    parents.set(d.file, seen);
+    if (d.nesting > 0) seen.add(d.nesting - 1);
+    const parent = d.details?.type === 'suite' || seen.has(d.nesting);
+    seen.delete(d.nesting);
+    // A parent that passed is the sum of its tests, and so is one that failed because they did;
+    // one that failed by itself (its body threw, a hook failed) is a failure of its own.
+    if (parent && (event.type === 'test:pass' || d.details?.error?.failureType === 'subtestsFailed')) continue;
+    const suites = (stacks.get(d.file) ?? []).slice(0, d.nesting);
+    const status = event.type === 'test:fail' ? '<failure/>' : d.skip !== undefined || d.todo !== undefined ? '<skipped/>' : '';
+    const file = d.file ? \` file="\${esc(d.file)}"\` : '';
+    xml += suites.map((s) => \`<testsuite name="\${esc(s)}">\`).join('');
+    xml += \`<testcase name="\${esc(d.name)}"\${file}>\${status}</testcase>\`;
+    xml += '</testsuite>'.repeat(suites.length) + '\\n';
+  }
+  yield '<?xml version="1.0" encoding="utf-8"?>\\n<testsuites>\\n' + xml + '</testsuites>\\n';
+}
+`;
+function makeGuard(dir, runner, o) {
+  (0,external_node_fs_namespaceObject.mkdirSync)(dir, { recursive: true });
+  const token = (0,external_node_crypto_.randomBytes)(12).toString("hex");
+  const canary = `t${token}`;
+  const preload = (0,external_node_path_namespaceObject.join)(dir, `${token}.mjs`);
+  const reporter = (0,external_node_path_namespaceObject.join)(dir, `r${token}.mjs`);
+  (0,external_node_fs_namespaceObject.writeFileSync)(preload, preloadSource(o.canary && runner === "node-test" ? canary : null));
+  (0,external_node_fs_namespaceObject.writeFileSync)(reporter, REPORTER);
+  return { runner, dir, token, canary, preload, reporter };
+}
+function layCanary(g, dir) {
+  const fail = "throw new Error('canary');";
+  const files = {
+    pytest: [`test_${g.token}.py`, `def test_${g.canary}():
+    assert 1 == 2
+`],
+    mocha: [`${g.token}.spec.cjs`, `it(${JSON.stringify(g.canary)}, function () { ${fail} });
+`],
+    jest: [`${g.token}.test.js`, `test(${JSON.stringify(g.canary)}, () => { ${fail} });
+`],
+    vitest: [
+      `${g.token}.test.mjs`,
+      `import { test } from 'vitest';
+test(${JSON.stringify(g.canary)}, () => { ${fail} });
+`
+    ]
+  };
+  const f = files[g.runner];
+  if (!f) return void 0;
+  const path = (0,external_node_path_namespaceObject.join)(dir, f[0]);
+  (0,external_node_fs_namespaceObject.writeFileSync)(path, f[1]);
+  return path;
+}
+function guardArgv(argv, g, o) {
+  if (g.runner === "node-test") {
+    const at = argv.indexOf("--test");
+    const reporters = o.report ? [
+      "--test-reporter=spec",
+      "--test-reporter-destination=stdout",
+      `--test-reporter=${g.reporter}`,
+      `--test-reporter-destination=${o.report}`
+    ] : [];
+    if (at < 0) return { argv: [...argv], env: {} };
+    return {
+      argv: [...argv.slice(0, at), `--import=${g.preload}`, "--test", ...reporters, ...argv.slice(at + 1)],
+      env: {}
+    };
+  }
+  const extra = o.canaryFile ? [o.canaryFile] : [];
+  if (g.runner === "pytest") return { argv: [...argv, "-p", "no:cacheprovider", ...extra], env: {} };
+  if (g.runner === "mocha")
+    return { argv: [...argv, ...extra], env: { NODE_OPTIONS: `--import=${g.preload}` } };
+  return { argv: [...argv], env: {} };
+}
+function isCanary(c, g) {
+  return [c.name, c.classname ?? "", c.file ?? "", ...c.suites].some((s) => s.includes(g.token));
+}
+function checkCanary(cases, g, o) {
+  const canaries = cases.filter((c) => isCanary(c, g));
+  const own = cases.filter((c) => !isCanary(c, g));
+  const tampered = [];
+  const passing = canaries.filter((c) => c.status !== "failed");
+  if (o.required && passing.length)
+    tampered.push(
+      `the judge's canary test, which must fail, was reported ${passing[0].status}: an assertion or the runner's report was altered by the code under test`
+    );
+  let missing = [];
+  if (g.runner === "node-test") {
+    const fileOfCanary = (c) => c.name.slice(c.name.indexOf(" ") + 1);
+    const failedCanary = new Set(canaries.filter((c) => c.status === "failed").map(fileOfCanary));
+    const files = /* @__PURE__ */ new Set();
+    const crashed = /* @__PURE__ */ new Set();
+    for (const c of own) {
+      if (!c.file) continue;
+      files.add(c.file);
+      if (o.isFileEntry(c) && c.status === "failed") crashed.add(c.file);
+    }
+    missing = [...files].filter((f) => !crashed.has(f) && !failedCanary.has(f) && !failedCanary.has("")).map(o.fileOf);
+  } else if (!canaries.length) missing = ["the report"];
+  if (o.required && missing.length)
+    tampered.push(
+      g.runner === "node-test" ? `test file(s) ended before the judge's closing check ran (an exit from inside the code under test, or the check was removed): ${missing.slice(0, 10).join(", ")}` : `the judge's canary test is missing from the report (it reported at the base commit): the runner's report was altered`
+    );
+  return { cases: own, held: !passing.length && !missing.length && canaries.length > 0, tampered };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/sealed-run.js
+
 
 
 
@@ -69619,12 +71295,12 @@ class SealedTestsError extends SchoolError {
   }
 }
 const TAIL = 1500;
-function sealed_tail(text) {
+function gitTail(text) {
   const t = redact_redactText(text).trim();
   return t.length > TAIL ? `\u2026${t.slice(-TAIL)}` : t;
 }
-function fail(code, reasons) {
-  return { judge: "sealed", passed: false, code, reasons, score: 0 };
+function layoutOf(o) {
+  return o.layout ?? (o.argv.some((a) => a.includes("{sealed}")) ? "beside" : "into");
 }
 async function inCheckout(o, fn) {
   const repo = (0,external_node_path_namespaceObject.resolve)(o.repoPath);
@@ -69637,7 +71313,7 @@ async function inCheckout(o, fn) {
   if (!add.ok) {
     removeTreeSync(tmp);
     throw new SealedTestsError(
-      `sealed tests: could not create a worktree of ${repo} at base ${o.bookbag.baseSha}: ${sealed_tail(add.output)}`
+      `sealed tests: could not create a worktree of ${repo} at base ${o.bookbag.baseSha}: ${gitTail(add.output)}`
     );
   }
   try {
@@ -69648,28 +71324,93 @@ async function inCheckout(o, fn) {
     await sealed_patch_git(repo, ["worktree", "prune"]);
   }
 }
+function suiteFiles(dir) {
+  const out = [];
+  const walk = (d, rel) => {
+    for (const e of (0,external_node_fs_namespaceObject.readdirSync)(d, { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk((0,external_node_path_namespaceObject.join)(d, e.name), r);
+      else out.push(r);
+    }
+  };
+  if (dir) walk((0,external_node_path_namespaceObject.resolve)(dir), "");
+  return out.sort();
+}
+function laySuite(wt, dir) {
+  const through = [];
+  for (const rel of suiteFiles(dir)) {
+    const parts = rel.split("/");
+    for (let i = 1; i <= parts.length; i++) {
+      const at = parts.slice(0, i).join("/");
+      const st = (0,external_node_fs_namespaceObject.lstatSync)((0,external_node_path_namespaceObject.join)(wt, at), { throwIfNoEntry: false });
+      if (st?.isSymbolicLink()) through.push(at);
+    }
+  }
+  if (through.length)
+    return [
+      `the checkout holds symlink(s) where the sealed suite's files go: ${[...new Set(through)].slice(0, 10).join(", ")}`
+    ];
+  (0,external_node_fs_namespaceObject.cpSync)((0,external_node_path_namespaceObject.resolve)(dir), wt, { recursive: true, force: true });
+  return [];
+}
+function dependenciesOf(install, o) {
+  return async () => {
+    const scratch = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-sealed-install-"));
+    try {
+      const dir = await install(
+        { ...o, patch: "", scratch, logFile: (0,external_node_path_namespaceObject.join)(scratch, "install.log") },
+        childEnv()
+      ).catch((e) => {
+        throw new SealedTestsError(
+          `sealed tests: the dependency install (dispatch.install) failed at base ${o.baseSha.slice(0, 12)}: ${e.message} (infra: not counted against the agent)`
+        );
+      });
+      if (!dir) return [];
+      return (o.config.dispatch.install?.paths ?? []).map((p) => ({ source: (0,external_node_path_namespaceObject.join)(dir, p), path: p }));
+    } finally {
+      removeTreeSync(scratch);
+    }
+  };
+}
 async function runSuite(o, c) {
+  const runner = detectRunner(o.argv, o.results);
+  const guard = makeGuard((0,external_node_path_namespaceObject.join)(c.tmp, "g"), runner, { canary: !!o.results });
+  const layout = layoutOf(o);
   let sealed;
-  if (o.sealedDir) {
+  if (o.sealedDir && layout === "beside") {
     sealed = (0,external_node_path_namespaceObject.join)(c.tmp, "suite");
     (0,external_node_fs_namespaceObject.cpSync)((0,external_node_path_namespaceObject.resolve)(o.sealedDir), sealed, { recursive: true });
+  } else if (o.sealedDir) {
+    const refused = laySuite(c.wt, o.sealedDir);
+    if (refused.length) return { refused };
   }
+  const roots = sealed ? [sealed] : [];
   let argv = o.argv.map((a) => sealed ? a.split("{sealed}").join(sealed) : a);
   let report;
   if (o.results) {
     (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.join)(c.tmp, "results"), { recursive: true });
     report = o.results.file ? (0,external_node_path_namespaceObject.join)(c.wt, o.results.file) : (0,external_node_path_namespaceObject.join)(c.tmp, "results", "report.xml");
     removeTreeSync(report);
-    argv = instrument(argv, o.results, report);
+    if (o.results.format === "junit") argv = instrument(argv, o.results, report);
   }
-  let started = { argv, env: childEnv() };
+  const canaryFile = o.results ? layCanary(guard, sealed ?? c.wt) : void 0;
+  const guarded = guardArgv(argv, guard, {
+    ...report && o.results?.format === "node-test" ? { report } : {},
+    ...canaryFile ? { canaryFile } : {}
+  });
+  const shown = await showDependencies(o, c.wt);
+  let started = { argv: guarded.argv, env: extendEnv(childEnv(), guarded.env) };
   if (o.confine) {
-    if (report && o.results?.file) (0,external_node_fs_namespaceObject.writeFileSync)(report, "");
+    if (report && o.results?.file) {
+      (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(report), { recursive: true });
+      (0,external_node_fs_namespaceObject.writeFileSync)(report, "");
+    }
     try {
-      started = await o.confine(argv, started.env, {
+      started = await o.confine(started.argv, started.env, {
         cwd: c.wt,
-        readOnly: [c.wt, ...sealed ? [sealed] : []],
-        writable: report ? [o.results?.file ? report : (0,external_node_path_namespaceObject.dirname)(report)] : []
+        readOnly: [c.wt, ...sealed ? [sealed] : [], guard.dir],
+        writable: report ? [o.results?.file ? report : (0,external_node_path_namespaceObject.dirname)(report)] : [],
+        ...shown.length ? { readOnlyAt: shown } : {}
       });
     } catch (e) {
       if (e instanceof ProgramNotFoundError) {
@@ -69696,51 +71437,111 @@ async function runSuite(o, c) {
   return {
     run,
     output: run.stdout.toString("utf8") + run.stderr.toString("utf8"),
-    ...report && o.results ? { report: readReport(report, o.results.format) } : {}
+    ...report && o.results ? { report: readReport(report, o.results.format) } : {},
+    guard,
+    roots
   };
 }
-const declaredAt = /* @__PURE__ */ new Map();
+async function showDependencies(o, wt) {
+  const deps = o.dependencies ? await o.dependencies() : [];
+  const shown = [];
+  for (const d of deps) {
+    if (!(0,external_node_fs_namespaceObject.existsSync)(d.source)) continue;
+    const at = (0,external_node_path_namespaceObject.join)(wt, d.path);
+    if (!at.startsWith(wt + external_node_path_namespaceObject.sep)) continue;
+    removeTreeSync(at);
+    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(at), { recursive: true });
+    if (o.confine) {
+      (0,external_node_fs_namespaceObject.mkdirSync)(at, { recursive: true });
+      shown.push({ source: d.source, path: at });
+    } else (0,external_node_fs_namespaceObject.symlinkSync)(d.source, at);
+  }
+  return shown;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/sealed.js
+
+
+
+
+
+
+
+
+
+
+
+
+const SEALED_OUTPUT = "sealed-output";
+function sealed_fail(code, reasons) {
+  return { judge: "sealed", passed: false, code, reasons, score: 0 };
+}
+const atBaseRuns = /* @__PURE__ */ new Map();
 function suiteDigest(dir) {
   const h = (0,external_node_crypto_.createHash)("sha256");
-  const walk = (d, rel) => {
-    for (const e of (0,external_node_fs_namespaceObject.readdirSync)(d, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : 1)) {
-      const r = `${rel}/${e.name}`;
-      if (e.isDirectory()) walk((0,external_node_path_namespaceObject.join)(d, e.name), r);
-      else if (e.isFile())
-        h.update(r).update("\0").update((0,external_node_fs_namespaceObject.readFileSync)((0,external_node_path_namespaceObject.join)(d, e.name))).update("\0");
-    }
-  };
-  if (dir) walk((0,external_node_path_namespaceObject.resolve)(dir), "");
+  for (const rel of suiteFiles(dir))
+    h.update(rel).update("\0").update((0,external_node_fs_namespaceObject.readFileSync)((0,external_node_path_namespaceObject.join)((0,external_node_path_namespaceObject.resolve)(dir), rel))).update("\0");
   return h.digest("hex");
 }
-function declaredAtBase(o, results) {
+function contextOf(o, c, r) {
+  return { format: o.results?.format ?? "junit", cwd: c.wt, roots: r.roots };
+}
+function atBase(o) {
   const key = JSON.stringify([
     (0,external_node_path_namespaceObject.resolve)(o.repoPath),
     o.bookbag.baseSha,
     o.argv,
-    results,
+    o.results ?? null,
+    layoutOf(o),
     suiteDigest(o.sealedDir)
   ]);
-  const known = declaredAt.get(key);
+  const known = atBaseRuns.get(key);
   if (known) return known;
   const p = inCheckout(o, async (c) => {
     const r = await runSuite(o, c);
-    if (r.run.timedOut) return { note: `the run at the base commit timed out after ${o.timeoutMs} ms` };
-    if (typeof r.report === "string" || !r.report) return { note: `the run at the base commit: ${r.report}` };
-    const skipped = new Set(r.report.filter((t) => t.status === "skipped"));
-    return {
-      names: declaredNames(
-        r.report.filter((t) => !skipped.has(t)),
-        { format: results.format, cwd: c.wt }
-      )
-    };
+    if ("refused" in r) return { note: r.refused.join("; "), green: false };
+    if (r.run.timedOut)
+      return { note: `the run at the base commit timed out after ${o.timeoutMs} ms`, green: false };
+    if (!o.results) return { note: "no named results", green: r.run.exitCode === 0 };
+    if (typeof r.report === "string" || !r.report)
+      return { note: `the run at the base commit: ${r.report ?? "no report"}`, green: false };
+    const ctx = contextOf(o, c, r);
+    const canary = checkCanary(r.report, r.guard, {
+      required: true,
+      fileOf: (f) => testId({ name: f, suites: [], file: f, status: "passed" }, ctx),
+      isFileEntry: (t) => sealed_results_fileEntry(t, c.wt)
+    });
+    const own = canary.cases.filter((t) => t.status !== "skipped");
+    const green = exitOk(r.run.exitCode, r.report, r) && own.length > 0 && own.every((t) => t.status === "passed");
+    return { names: declaredNames(own, ctx), canary: canary.held, green };
   });
-  declaredAt.set(key, p);
+  atBaseRuns.set(key, p);
   p.then(
-    (d) => "note" in d ? declaredAt.delete(key) : void 0,
-    () => declaredAt.delete(key)
+    (d) => {
+      if ("note" in d && o.results) atBaseRuns.delete(key);
+      else if (d.green)
+        void o.onAlert?.(
+          "sealed-green-at-base",
+          `the sealed suite (${o.argv.join(" ")}) passes at base ${o.bookbag.baseSha.slice(0, 12)} without any change: it cannot show that a fix is real. Give it tests that fail on the bug (grading.sealedDir).`
+        );
+    },
+    () => atBaseRuns.delete(key)
   );
   return p;
+}
+function passedCode(base) {
+  return base.green ? "sealed_tests_green_at_base" : "sealed_tests_passed";
+}
+const GREEN = "sealed tests: the suite passes at the base commit too, without the change: it cannot show that a fix is real (the maintainers are alerted)";
+const NAMES = "ok|fail|equal|notEqual|deepEqual|notDeepEqual|deepStrictEqual|notDeepStrictEqual|partialDeepStrictEqual|strictEqual|notStrictEqual|throws|rejects|doesNotThrow|doesNotReject|ifError|match|doesNotMatch|AssertionError|CallTracker|strict|test|describe|it|suite|before|after|beforeEach|afterEach|mock|skip|todo|only";
+const BUILTIN_EXPORTS = new RegExp(
+  `Cannot (?:assign to read only property|add property|delete property) '(${NAMES})' of function '|Cannot (?:redefine|define) property: (${NAMES})\\b`
+);
+function exitOk(code, report, r) {
+  if (code === 0) return true;
+  const canaryFailed = Array.isArray(report) && report.some((t) => isCanary(t, r.guard) && t.status === "failed");
+  return code === 1 && canaryFailed;
 }
 async function runSealedTests(o) {
   const results = o.results;
@@ -69750,63 +71551,95 @@ async function runSealedTests(o) {
       (0,external_node_fs_namespaceObject.writeFileSync)(patch, o.diff);
       const applied = await applyPatch(c.wt, patch, o.bookbag.baseSha);
       if (!applied.ok) {
-        return fail("patch_does_not_apply", [
-          `the crew's diff does not apply at base ${o.bookbag.baseSha}: ${sealed_tail(applied.output)}`
+        return sealed_fail("patch_does_not_apply", [
+          `the crew's diff does not apply at base ${o.bookbag.baseSha}: ${gitTail(applied.output)}`
         ]);
       }
-      const protect = [...o.protect ?? [], ...results?.file ? [results.file] : []];
+      const laid = o.sealedDir && layoutOf(o) === "into" ? suiteFiles(o.sealedDir) : [];
+      const protect = [...o.protect ?? [], ...laid, ...results?.file ? [results.file] : []];
       const tampered = tampering(c.wt, applied.changes, protect);
       if (tampered.length)
-        return fail("sealed_tests_tampered", [...tampered, "the sealed tests did not run"]);
+        return sealed_fail("sealed_tests_tampered", [...tampered, "the sealed tests did not run"]);
     }
-    const declared = results && !results.expect ? await declaredAtBase(o, results) : void 0;
-    const { run, output, report } = await runSuite(o, c);
+    const base = await atBase(o);
+    const green = base.green ? [GREEN] : [];
+    const r = await runSuite(o, c);
+    if ("refused" in r) return sealed_fail("sealed_tests_tampered", [...r.refused, "the sealed tests did not run"]);
+    keepOutput(o, r);
+    const { run, output, report } = r;
     if (run.timedOut)
-      return fail("sealed_tests_timed_out", [`sealed tests timed out after ${o.timeoutMs} ms`]);
+      return sealed_fail("sealed_tests_timed_out", [`sealed tests timed out after ${o.timeoutMs} ms`]);
     const missing = run.exitCode === 127 ? missingProgram({ output, exitCode: 127, command: o.argv, hostPath: childEnv().PATH ?? "" }) : void 0;
     if (missing) throw new SealedTestsError(describeMissing(missing, "sealed tests"));
-    const exit = run.exitCode === 0 ? void 0 : `sealed tests exited with ${run.exitCode ?? run.signal}`;
+    const frozen = BUILTIN_EXPORTS.exec(output);
+    if (frozen && (r.guard.runner === "node-test" || r.guard.runner === "mocha"))
+      return sealed_fail("sealed_tests_tampered", [
+        `the code under test tried to replace \`${frozen[1] ?? frozen[2]}\` of node:assert or node:test, which the judge froze`
+      ]);
+    const exit = exitOk(run.exitCode, report, r) ? void 0 : `sealed tests exited with ${run.exitCode ?? run.signal}`;
     if (!results) {
-      if (exit) return fail("sealed_tests_failed", [exit, sealed_tail(output)]);
+      if (exit) return sealed_fail("sealed_tests_failed", [exit]);
       return {
         judge: "sealed",
         passed: true,
-        code: "sealed_tests_passed",
-        reasons: ["sealed tests passed"],
+        code: passedCode(base),
+        reasons: ["sealed tests passed", ...green],
         score: 1
       };
     }
     if (typeof report === "string" || !report) {
-      if (exit) return fail("sealed_tests_failed", [exit, `no test report: ${report}`, sealed_tail(output)]);
-      return fail("sealed_results_missing", [
-        `the sealed tests exited 0 but left no usable ${results.format} report (${report}); an exit code alone is not a pass`,
-        sealed_tail(output)
+      if (exit) return sealed_fail("sealed_tests_failed", [exit, `sealed tests: no test report (${report})`]);
+      return sealed_fail("sealed_results_missing", [
+        `sealed tests exited 0 but left no usable ${results.format} report (${report}); an exit code alone is not a pass`
       ]);
     }
-    const v = judgeReport(report, {
-      format: results.format,
-      cwd: c.wt,
-      ...results.expect ? { expect: results.expect } : {},
-      ...declared && "names" in declared ? { declared: declared.names } : {}
+    const ctx = contextOf(o, c, r);
+    const canary = checkCanary(report, r.guard, {
+      required: "names" in base && base.canary,
+      fileOf: (f) => testId({ name: f, suites: [], file: f, status: "passed" }, ctx),
+      isFileEntry: (t) => sealed_results_fileEntry(t, c.wt)
     });
-    const notes = declared && "note" in declared ? [`the tests the suite declares are unknown (${declared.note}); every reported test must pass`] : [];
-    const passed = report.filter((t) => t.status === "passed").length;
-    const tests = { passed, failed: report.filter((t) => t.status === "failed").length };
+    if (canary.tampered.length) return sealed_fail("sealed_tests_tampered", canary.tampered);
+    const cases = canary.cases;
+    const v = judgeReport(cases, {
+      ...ctx,
+      ...results.expect ? { expect: results.expect } : {},
+      ..."names" in base ? { declared: base.names } : {}
+    });
+    const notes = [
+      ..."note" in base ? [
+        `sealed tests: the tests the suite declares are unknown (${base.note}); every reported test must pass`
+      ] : [],
+      ..."names" in base && !base.canary && r.guard.runner !== "other" ? [
+        `sealed tests: the judge's canary did not report at the base commit, so it guards nothing here (${r.guard.runner}; docs/grading.md, "The guard")`
+      ] : [],
+      ...green
+    ];
+    const passed = cases.filter((t) => t.status === "passed").length;
+    const tests = { passed, failed: cases.filter((t) => t.status === "failed").length };
     if (exit || !v.passed)
-      return {
-        ...fail("sealed_tests_failed", [...exit ? [exit] : [], ...v.reasons, ...notes, sealed_tail(output)]),
-        tests
-      };
-    const against = results.expect ? `all ${results.expect.length} expected` : declared && "names" in declared ? `all ${declared.names.length} the suite declares at the base commit` : "every reported test";
+      return { ...sealed_fail("sealed_tests_failed", [...exit ? [exit] : [], ...v.reasons, ...notes]), tests };
+    const against = results.expect ? `all ${results.expect.length} expected` : "names" in base ? `all ${base.names.length} the suite declares at the base commit` : "every reported test";
     return {
       judge: "sealed",
       passed: true,
-      code: "sealed_tests_passed",
+      code: passedCode(base),
       reasons: [`sealed tests passed: ${passed} named test(s) reported passed (${against})`, ...notes],
       score: 1,
       tests
     };
   });
+}
+function keepOutput(o, r) {
+  if (!o.outputFile) return;
+  try {
+    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(o.outputFile), { recursive: true, mode: 448 });
+    const head = `# sealed tests of crew ${o.bookbag.crewId} at base ${o.bookbag.baseSha}: exit ${r.run.exitCode ?? r.run.signal}${r.run.timedOut ? " (timed out)" : ""}
+# ${o.argv.join(" ")}
+`;
+    (0,external_node_fs_namespaceObject.writeFileSync)(o.outputFile, head + redact_redactText(r.output), { mode: 384 });
+  } catch {
+  }
 }
 
 
@@ -69833,6 +71666,265 @@ async function withJudgeSandbox(config, host, fn) {
   }
   const refused = (await sandbox.close()).map((r) => r.target);
   return { value, refused };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/evidence.js
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+class EvidenceInfraError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "EvidenceInfraError";
+  }
+}
+const EXEMPT_WORDS = /* @__PURE__ */ new Set(["docs", "doc", "documentation", "chore"]);
+const NOT_CODE = [
+  "*.md",
+  "*.markdown",
+  "*.mdx",
+  "*.rst",
+  "*.adoc",
+  "*.asciidoc",
+  "*.rdoc",
+  "*.org",
+  "**/docs",
+  "**/doc",
+  "README*",
+  "LICENSE*",
+  "LICENCE*",
+  "COPYING*",
+  "AUTHORS*",
+  "CONTRIBUTORS*",
+  "CHANGELOG*",
+  "CHANGES*",
+  "HISTORY*",
+  "NOTICE*",
+  "*.png",
+  "*.jpg",
+  "*.jpeg",
+  "*.gif",
+  "*.svg",
+  "*.ico",
+  "*.webp"
+].map(globMatcher);
+function isNotCode(path) {
+  return NOT_CODE.some((m) => m(path));
+}
+const evidence_LIST = 10;
+const evidence_list = (xs) => xs.slice(0, evidence_LIST).join(", ") + (xs.length > evidence_LIST ? ", \u2026" : "");
+const REPAIR = "add a test that fails without your change and passes with it (it shows the fix; the judge runs it at the base)";
+function evidence_passed(code, proof, ...more) {
+  return { judge: "evidence", passed: true, code, reasons: [proof, ...more], score: 1 };
+}
+function noEvidence(why) {
+  return { judge: "evidence", passed: false, code: "no_evidence", reasons: [why, REPAIR], score: 0 };
+}
+function curriculumItem(layout, issueNumber) {
+  try {
+    const { records } = readJsonl(layout.file("curriculum"));
+    let found;
+    for (const r of records) {
+      const item = curriculumItemSchema.safeParse(r);
+      if (item.success && item.data.number === issueNumber) found = item.data;
+    }
+    return found;
+  } catch {
+    return void 0;
+  }
+}
+function exemptWord(label) {
+  const word = label.toLowerCase().split(/[:/]/).at(-1).trim();
+  return EXEMPT_WORDS.has(word) ? word : void 0;
+}
+function exemption(role, domain, item) {
+  if (role !== "coding") return `${role} issue: no evidence needed`;
+  const label = item?.labels.find((l) => exemptWord(l) !== void 0);
+  if (label !== void 0) return `${exemptWord(label)} issue (label ${label}): no evidence needed`;
+  if (EXEMPT_WORDS.has(domain.toLowerCase())) return `${domain} issue (domain): no evidence needed`;
+  return void 0;
+}
+function failToPass(bookbag) {
+  const v = bookbag.verification;
+  const names = v?.failToPass;
+  return Array.isArray(names) ? names.filter((n) => typeof n === "string") : [];
+}
+function verificationTurned(command) {
+  return evidence_passed(
+    "evidence_verification_fails_at_base",
+    `the verification \`${command.join(" ")}\` fails at the base, passes with the change`
+  );
+}
+function standingEvidence(i) {
+  if (i.sealed?.passed && i.sealed.code === "sealed_tests_passed") {
+    const t = i.sealed.tests;
+    return evidence_passed("evidence_sealed_tests", `sealed tests${t ? ` (${t.passed} named test(s) passed)` : ""}`);
+  }
+  const names = failToPass(i.bookbag);
+  if (names.length)
+    return evidence_passed("evidence_fail_to_pass", `tests failing at the base pass with the change: ${evidence_list(names)}`);
+  const v = i.bookbag.verification;
+  if (v?.passed && v.base?.passed === false && !v.base.named) return verificationTurned(v.command);
+  return void 0;
+}
+function extraTests(config) {
+  const g = config.grading;
+  return Array.isArray(g.testPatterns) ? g.testPatterns.filter((p) => typeof p === "string") : [];
+}
+async function evidenceFinding(i) {
+  const { config, bookbag, diff } = i;
+  const exempt = exemption(bookbag.role, bookbag.domain, curriculumItem(i.layout, i.job.issueNumber));
+  if (exempt) return evidence_passed("evidence_not_needed", exempt);
+  if (bookbag.revision)
+    return evidence_passed(
+      "evidence_not_needed",
+      `revision ${bookbag.revision.round} of pull request #${bookbag.revision.pr}: the delivered change showed its fix`
+    );
+  const standing = standingEvidence(i);
+  if (config.grading.evidence === "optional")
+    return standing ?? evidence_passed("evidence_not_needed", "grading.evidence is optional: no evidence asked");
+  const repo = (0,external_node_path_namespaceObject.resolve)(config.repoPath);
+  const touched = await patchFiles(repo, bookbag.baseSha, diff);
+  if (!touched.ok) throw new EvidenceInfraError(`could not list what the change touches: ${touched.output}`);
+  const surface = testSurface({ tests: extraTests(config) });
+  const code = touched.files.filter((f) => !isNotCode(f.path) && surface.kind(f.path) !== "test");
+  if (code.length === 0) {
+    const paths = touched.files.map((f) => f.path);
+    return noEvidence(
+      paths.length ? `the change touches no code path, only ${evidence_list(paths)} (documentation, tests or other files that are not code): it cannot be the fix` : "the change is empty: it cannot be the fix"
+    );
+  }
+  if (standing) return standing;
+  const added = touched.files.filter(
+    (f) => (f.status === "A" || f.status === "M") && surface.kind(f.path) === "test"
+  );
+  return addedTestsAtBase(i, added);
+}
+async function subPatch(repo, base, patch, paths) {
+  const dir = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-evidence-index-"));
+  const env = { GIT_INDEX_FILE: (0,external_node_path_namespaceObject.join)(dir, "index") };
+  try {
+    const steps = [
+      [["read-tree", base], void 0],
+      [["apply", "--cached", "--binary", "--whitespace=nowarn", "-"], patch],
+      [
+        [
+          "diff",
+          "--cached",
+          "--binary",
+          "--no-renames",
+          "--full-index",
+          base,
+          "--",
+          ...paths.map((p) => `:(literal)${p}`)
+        ],
+        void 0
+      ]
+    ];
+    let out = "";
+    for (const [args, input] of steps) {
+      const r = await runGit(args, { cwd: repo, env, input, timeoutMs: 12e4 });
+      if (r.exitCode !== 0)
+        throw new EvidenceInfraError(
+          `could not cut the added tests out of the change (git ${args[0]}): ${(r.spawnError ?? "") + r.stderr.toString("utf8")}`
+        );
+      out = r.stdout.toString("utf8");
+    }
+    return out;
+  } finally {
+    removeTreeSync(dir);
+  }
+}
+async function addedTestsAtBase(i, added) {
+  const { config, bookbag } = i;
+  const verify = config.dispatch.verify;
+  const verifyOnCleanCheckout = i.verifyOnCleanCheckout;
+  const files = added.map((f) => f.path);
+  if (!verify)
+    throw new EvidenceInfraError(
+      "dispatch.verify is not configured: the evidence judge has no test command to run at the base (set dispatch.verify, or grading.evidence: optional)"
+    );
+  if (!verifyOnCleanCheckout)
+    throw new EvidenceInfraError(
+      "this grader was built without a clean-checkout verification, so the evidence judge cannot run the added tests at the base (a wiring bug: pass verifyOnCleanCheckout to the judges)"
+    );
+  const repo = (0,external_node_path_namespaceObject.resolve)(config.repoPath);
+  const patch = files.length ? await subPatch(repo, bookbag.baseSha, i.diff, files) : "";
+  const scratch = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-evidence-"));
+  const logFile = (0,external_node_path_namespaceObject.join)(scratch, "base.log");
+  try {
+    const { value: run } = await withJudgeSandbox(
+      config,
+      i.host,
+      (sandbox) => verifyOnCleanCheckout(
+        {
+          config,
+          baseSha: bookbag.baseSha,
+          patch,
+          scratch: (0,external_node_path_namespaceObject.join)(scratch, "checkouts"),
+          depsRoot: (0,external_node_path_namespaceObject.join)(scratch, "deps"),
+          sandbox,
+          logFile,
+          timeoutMs: config.dispatch.crewTimeoutSeconds * 1e3
+        },
+        verify,
+        childEnv()
+      )
+    );
+    if (run.missing)
+      throw new EvidenceInfraError(
+        describeMissing(
+          run.missing,
+          `the evidence judge's ${run.missing.stage === "install" ? "dispatch.install" : "dispatch.verify"} at the base`
+        )
+      );
+    const at = `\`${verify.join(" ")}\` at base ${bookbag.baseSha.slice(0, 12)}${files.length ? " with only the test file(s) of the change" : ", unchanged"}`;
+    const seen = run;
+    if (seen.environment?.kind === "base_red") return verificationTurned(verify);
+    if (seen.environment)
+      throw new EvidenceInfraError(`the evidence judge's run of ${at}: ${seen.environment.reason}`);
+    if (seen.notApplied !== void 0)
+      throw new EvidenceInfraError(
+        `the added test file(s) alone do not apply at the base: ${seen.notApplied}`
+      );
+    if (run.exitCode === null && !run.timedOut) {
+      const log = redact_redactText(readLogText(logFile, 16 * 1024)).trim().slice(-1500);
+      throw new EvidenceInfraError(`the evidence judge could not run ${at}: ${log}`);
+    }
+    const one = files.length === 1;
+    const names = one ? `test ${files[0]}` : `tests ${evidence_list(files)}`;
+    const failsAtBase = seen.passed !== void 0 ? !seen.passed : run.exitCode !== 0 || run.timedOut;
+    if (files.length === 0)
+      return failsAtBase ? verificationTurned(verify) : noEvidence(
+        `the change adds no test, and its verification passes at the base too (${at}: exit ${run.exitCode}): nothing shows the fix`
+      );
+    if (!failsAtBase)
+      return noEvidence(
+        `the ${names} the change ${added.some((f) => f.status === "M") ? "adds or changes" : "adds"} pass at the base too (${at} passed, exit ${run.exitCode}): they do not tell the fix apart`
+      );
+    const failing = seen.base?.named && seen.broken?.length ? ` (${evidence_list(seen.broken)})` : "";
+    return evidence_passed(
+      "evidence_test_fails_at_base",
+      `${names}${failing} ${one ? "fails" : "fail"} at the base, ${one ? "passes" : "pass"} with the change`,
+      `${at} ${run.timedOut ? "timed out" : `exited with ${run.exitCode}`}`
+    );
+  } finally {
+    removeTreeSync(scratch);
+  }
 }
 
 
@@ -70020,6 +72112,12 @@ async function keyProxyTurn(sandbox, plan, turn, record) {
 
 
 
+
+
+
+
+
+
 function verificationFinding(read) {
   const fail = (code, reason) => ({
     judge: "verification",
@@ -70028,7 +72126,12 @@ function verificationFinding(read) {
     reasons: [reason],
     score: 0
   });
-  if (!read.ok) return fail("verification_unavailable", read.reason);
+  if (!read.ok) {
+    if (read.schoolError) throw read.schoolError;
+    return fail(read.code ?? "verification_unavailable", read.reason);
+  }
+  const refusal = read.bookbag.refusal;
+  if (refusal) return fail(refusal.code, `${refusal.code}: ${describeSecrets(refusal.findings)}`);
   const v = read.bookbag.verification;
   if (!v && read.bookbag.role !== "coding") {
     return {
@@ -70046,15 +72149,35 @@ function verificationFinding(read) {
       "the verification record is for a different diff or base than the bookbag"
     );
   }
+  if (v.notApplied !== void 0)
+    return fail(
+      "patch_does_not_apply",
+      boundText(`the change does not apply at base ${v.baseSha.slice(0, 12)}: ${v.notApplied}`, MAX_REASON)
+    );
+  if (v.environment && !v.passed)
+    return fail("verification_environment", boundText(v.environment.reason, MAX_REASON));
   if (!v.passed) {
-    const how = v.timedOut ? "timed out" : `exited with ${v.exitCode}`;
-    return fail("verification_failed", `verification \`${v.command.join(" ")}\` ${how}`);
+    const how = v.timedOut ? "timed out" : v.exitCode === null ? "could not run" : `exited with ${v.exitCode}`;
+    const broken = v.broken?.length ? [
+      boundText(
+        `${v.broken.length} test(s) that did not fail at the base fail with the change: ${v.broken.slice(0, 10).join("; ")}`,
+        MAX_REASON
+      )
+    ] : [];
+    const failed = fail("verification_failed", `verification \`${v.command.join(" ")}\` ${how}`);
+    return { ...failed, reasons: [...failed.reasons, ...broken] };
   }
+  const difference = v.base?.named ? [
+    boundText(
+      `${v.failToPass?.length ?? 0} test(s) failing at the base now pass${v.failToPass?.length ? ` (${v.failToPass.slice(0, 10).join("; ")})` : ""}; ${v.passToPassCount ?? 0} passing at the base still pass${v.base.failingCount ? `; ${v.base.failingCount} failing at the base (not counted against the crew)` : ""}`,
+      MAX_REASON
+    )
+  ] : [];
   return {
     judge: "verification",
     passed: true,
     code: "verification_passed",
-    reasons: [`verification \`${v.command.join(" ")}\` passed`],
+    reasons: [`verification \`${v.command.join(" ")}\` passed`, ...difference],
     score: 1
   };
 }
@@ -70093,19 +72216,48 @@ async function readScopedBookbag(layout, job) {
       reason: `bookbag path "${job.bookbag}" is not the bookbag of crew ${job.crewId} (bookbags/${job.crewId})`
     };
   }
+  let r;
   try {
-    const r = await readBookbag(layout, job.crewId, { role: "grader" });
-    return {
-      ok: true,
-      dir,
-      bookbag: r.record,
-      diff: r.diff,
-      ...r.brief !== void 0 ? { brief: r.brief } : {},
-      ...r.report !== void 0 ? { report: r.report } : {}
-    };
+    r = await readBookbag(layout, job.crewId, { role: "grader" });
   } catch (e) {
+    if (e instanceof PatchIntegrityError) return patchAlert(layout, job, dir, e);
     return { ok: false, dir, reason: message(e) };
   }
+  let diff;
+  try {
+    diff = patchText(r.patch, job.crewId);
+  } catch (e) {
+    if (e instanceof PatchIntegrityError) return patchAlert(layout, job, dir, e);
+    throw e;
+  }
+  const secrets = scanPatch(diff);
+  if (secrets.length) {
+    const reason = `secret_in_patch: ${describeSecrets(secrets)}`;
+    await audit(layout, "grading.alert", {
+      jobKey: job.jobKey,
+      crewId: job.crewId,
+      kind: "secret-in-patch",
+      detail: reason
+    });
+    return { ok: false, dir, reason, code: "secret_in_patch" };
+  }
+  return {
+    ok: true,
+    dir,
+    bookbag: r.record,
+    diff,
+    ...r.brief !== void 0 ? { brief: r.brief } : {},
+    ...r.report !== void 0 ? { report: r.report } : {}
+  };
+}
+async function patchAlert(layout, job, dir, e) {
+  await audit(layout, "grading.alert", {
+    jobKey: job.jobKey,
+    crewId: job.crewId,
+    kind: "patch-integrity",
+    detail: e.message
+  });
+  return { ok: false, dir, reason: e.message, schoolError: e };
 }
 function withRefusals(f, refused) {
   if (!refused.length) return f;
@@ -70131,11 +72283,24 @@ function defaultGrader(ctx) {
   return async (job) => {
     const read = await readScopedBookbag(layout, job);
     const findings = [verificationFinding(read)];
+    if (read.ok) {
+      const policy = await policyFinding(
+        policyInput(config, { baseSha: read.bookbag.baseSha, diff: read.diff, fences: job.fences })
+      ).catch((e) => {
+        if (e instanceof PolicyBaseMissingError && !findings[0].passed) return void 0;
+        throw e;
+      });
+      if (policy && !policy.passed)
+        return combine(
+          policy.code === "patch_does_not_apply" ? [...findings, policy] : [policy, ...findings]
+        );
+      if (policy) findings.push(policy);
+    }
     if (!findings[0].passed || !read.ok) return combine(findings);
     const { bookbag, diff } = read;
     const coding = bookbag.role === "coding";
     if (config.grading.sealedTests && coding) {
-      const { value: sealed, refused } = await withJudgeSandbox(
+      const { value: sealed2, refused } = await withJudgeSandbox(
         config,
         host,
         (sandbox) => runSealedTests({
@@ -70147,6 +72312,19 @@ function defaultGrader(ctx) {
           sealedDir: config.grading.sealedDir,
           protect: config.grading.sealedProtect,
           ...config.grading.sealedResults ? { results: config.grading.sealedResults } : {},
+          ...config.grading.sealedLayout ? { layout: config.grading.sealedLayout } : {},
+          ...ctx.installedDependencies && config.dispatch.install ? {
+            dependencies: dependenciesOf(ctx.installedDependencies, {
+              config,
+              baseSha: bookbag.baseSha,
+              sandbox,
+              depsRoot: (0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-sealed-deps"),
+              timeoutMs
+            })
+          } : {},
+          // The full output, for maintainers only: never in a finding, a brief or a checkpoint.
+          outputFile: (0,external_node_path_namespaceObject.join)(layout.view(SEALED_OUTPUT), `${bookbag.crewId}.log`),
+          onAlert: (kind, detail) => audit(layout, "grading.alert", { jobKey: job.jobKey, crewId: job.crewId, kind, detail }),
           confine: (argv, env, view) => sandbox.confine(argv, env, {
             ...view,
             home: sandbox.freshHome("sealed"),
@@ -70154,9 +72332,22 @@ function defaultGrader(ctx) {
           })
         })
       );
-      findings.push(withRefusals(sealed, refused));
-      if (!sealed.passed) return combine(findings);
+      findings.push(withRefusals(sealed2, refused));
+      if (!sealed2.passed) return combine(findings);
     }
+    const sealed = findings.find((f) => f.judge === "sealed");
+    const evidence = await evidenceFinding({
+      config,
+      layout,
+      host,
+      job,
+      bookbag,
+      diff,
+      ...sealed ? { sealed } : {},
+      ...ctx.verifyOnCleanCheckout ? { verifyOnCleanCheckout: ctx.verifyOnCleanCheckout } : {}
+    });
+    findings.push(evidence);
+    if (!evidence.passed) return combine(findings);
     if (config.grading.reviewer) {
       const reviewer = config.grading.reviewer;
       const { value: review, refused } = await withJudgeSandbox(
@@ -70170,7 +72361,7 @@ function defaultGrader(ctx) {
             crewId: job.crewId,
             agent: job.agent,
             fences: job.fences,
-            brief: briefFor(layout, job, read.brief),
+            brief: briefFor(layout, job, read.brief) + reviewerNote(findings),
             diff,
             verification: bookbag.verification,
             role: bookbag.role,
@@ -70241,14 +72432,14 @@ function outboxEntries(policy, job, verdict) {
     });
   }
   if (policy.deliver && verdict.accepted) {
-    const { decidedBy, code, score, reasons } = verdict;
+    const { decidedBy, code, score, reasons, proof } = verdict;
     entries.push({
       id: `outbox:${job.jobKey}:delivery`,
       jobKey: job.jobKey,
       issueNumber: job.issueNumber,
       kind: "delivery",
       crewId: job.crewId,
-      verdict: { decidedBy, code, score, reasons }
+      verdict: { decidedBy, code, score, reasons, ...proof ? { proof } : {} }
     });
   }
   return entries;
@@ -70259,6 +72450,7 @@ function resultComment(jobKey, crewId, verdict) {
     `**school-core grade: ${verdict.accepted ? "accepted" : "rejected"}** (crew ${inlineCode(crewId)}, score ${verdict.score.toFixed(2)})`,
     "",
     `Decided by the ${verdict.decidedBy} judge: ${inlineCode(verdict.code)}`,
+    ...verdict.proof ? [`Proved by: ${plainText(verdict.proof, 300)}`] : [],
     ...verdict.reasons.map((r) => `- ${plainText(r, 500)}`)
   ];
   return redact_redactText(lines.join("\n"));
@@ -70611,6 +72803,10 @@ function renderCorrection(c) {
     `# Correction turn ${c.turn} of ${c.of}`,
     "",
     `The verification command \`${c.command.join(" ")}\` ${c.timedOut ? "timed out" : `exited ${c.exitCode ?? "on a signal"}`} on your change. Its output follows as data. Fix the change in the worktree so that verification passes; do not weaken or skip the checks.`,
+    ...c.baseRed ? [
+      "",
+      "The command fails on the unchanged base as well. If what fails is what the issue asks you to fix, fix it; failures that have nothing to do with the issue are not yours to fix."
+    ] : [],
     "",
     dataBlock(c.output),
     ""
@@ -70661,10 +72857,7 @@ function outcome_classify(student, report, verification, timeoutMs) {
     };
   }
   if (verification && !verification.passed) {
-    return {
-      outcome: "failed",
-      reason: verification.timedOut ? "verification timed out" : `verification exited ${verification.exitCode ?? "on a signal"}`
-    };
+    return { outcome: "failed", reason: verificationFailure(verification) };
   }
   return {
     outcome: "succeeded",
@@ -70697,16 +72890,30 @@ function classifyEnding(ending, verification, correctionTurns, missing) {
       alert: "program-not-found"
     };
   }
-  if (verification && !verification.passed) {
+  if (verification?.environment && !verification.passed) {
     return {
-      outcome: "failed",
-      reason: verification.timedOut ? `verification timed out${turns}` : `verification exited ${verification.exitCode ?? "on a signal"}${turns}`
+      outcome: "aborted",
+      reason: `verification could not judge the change: ${verification.environment.reason}`,
+      infra: true,
+      alert: "environment-failed"
     };
+  }
+  if (verification && !verification.passed) {
+    return { outcome: "failed", reason: `${verificationFailure(verification)}${turns}` };
   }
   return {
     outcome: "succeeded",
     reason: verification ? `student finished; verification passed${turns}` : "student finished; no verification configured"
   };
+}
+function verificationFailure(v) {
+  if (v.notApplied !== void 0)
+    return `the change does not apply at its base: ${v.notApplied.slice(0, 300)}`;
+  if (v.timedOut) return "verification timed out";
+  if (v.broken?.length)
+    return `verification: ${v.broken.length} test(s) that did not fail at the base fail: ${v.broken.slice(0, 5).join("; ")}`;
+  if (v.exitCode === null) return "verification could not run";
+  return `verification exited ${v.exitCode}`;
 }
 
 
@@ -70942,7 +73149,13 @@ async function drain(o) {
   const { only } = o.judging ?? {};
   const { progress, onStage } = o.observe ?? {};
   const workers = Math.max(1, Math.min(maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
-  const grade = o.judging?.grade ?? defaultGrader({ config, layout: o.layout, host: hostEnvOf(o.worker?.context) });
+  const grade = o.judging?.grade ?? defaultGrader({
+    config,
+    layout: o.layout,
+    host: hostEnvOf(o.worker?.context),
+    ...o.judging?.verifyOnCleanCheckout ? { verifyOnCleanCheckout: o.judging.verifyOnCleanCheckout } : {},
+    ...o.judging?.installedDependencies ? { installedDependencies: o.judging.installedDependencies } : {}
+  });
   const stage = async (s, key) => {
     if (onStage) await onStage(s, key);
   };
@@ -71052,6 +73265,1076 @@ async function tally(r, w, wave, o, stage) {
   o.progress?.total(r.snapshot);
   r.deadLettered += w.expired.length;
   for (const d of w.expired) logger.warning(`grading job ${d.jobKey} is a dead letter: ${d.lastError}`);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/verify-difference.js
+
+
+
+function namedResults(cases, o) {
+  const passed = [];
+  const failed = [];
+  for (const c of cases) {
+    const file = o.format === "node-test" && sealed_results_fileEntry(c, o.cwd);
+    if (c.status === "passed" && !file) passed.push(fullName(c));
+    else if (c.status === "failed" || file) failed.push(fullName(c));
+  }
+  return { passed, failed };
+}
+const verify_difference_LIST = 10;
+const verify_difference_list = (xs) => xs.slice(0, verify_difference_LIST).join("; ") + (xs.length > verify_difference_LIST ? `; \u2026 (${xs.length})` : "");
+function judgeDifference(base, now, exits) {
+  const nowPassed = new Set(now.passed);
+  const baseFailed = new Set(base.failed);
+  const basePassed = new Set(base.passed);
+  const uniq = (xs) => [...new Set(xs)];
+  const failToPass = uniq(base.failed.filter((n) => nowPassed.has(n) && !basePassed.has(n)));
+  const passToPass = uniq(base.passed.filter((n) => nowPassed.has(n)));
+  const lost = uniq(base.passed.filter((n) => !nowPassed.has(n)));
+  const newlyFailing = uniq(now.failed.filter((n) => !baseFailed.has(n) && !lost.includes(n)));
+  const stillFailing = uniq(base.failed.filter((n) => !nowPassed.has(n)));
+  const reasons = [];
+  if (lost.length) reasons.push(`${lost.length} test(s) passing at the base no longer pass: ${verify_difference_list(lost)}`);
+  if (newlyFailing.length)
+    reasons.push(`${newlyFailing.length} test(s) fail that did not fail at the base: ${verify_difference_list(newlyFailing)}`);
+  if (!now.passed.length && !now.failed.length) reasons.push("the run reported no test");
+  const exitRegressed = exits.base === 0 && exits.now !== 0;
+  if (exitRegressed && !lost.length && !newlyFailing.length)
+    reasons.push(
+      `the command exited with ${exits.now ?? "no code"} though it exited 0 at the base and no named test failed (a step besides the tests failed)`
+    );
+  return {
+    passed: reasons.length === 0,
+    failToPass: failToPass.slice(0, MAX_NAMES),
+    passToPass: passToPass.slice(0, MAX_NAMES),
+    passToPassCount: passToPass.length,
+    broken: [...lost, ...newlyFailing].slice(0, MAX_NAMES),
+    stillFailing,
+    reasons
+  };
+}
+function differenceSummary(d) {
+  const parts = [
+    `${d.failToPass.length} test(s) failing at the base now pass${d.failToPass.length ? ` (${verify_difference_list(d.failToPass)})` : ""}`,
+    `${d.passToPassCount} passing at the base still pass`
+  ];
+  if (d.stillFailing.length)
+    parts.push(
+      `${d.stillFailing.length} failing at the base still fail (not counted against the crew): ${verify_difference_list(d.stillFailing)}`
+    );
+  return parts.join("; ");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/git-guard.js
+
+
+
+
+
+
+const CONTROL_FILES = [
+  "config",
+  "config.worktree",
+  "info/attributes",
+  "info/exclude",
+  "objects/info/alternates"
+];
+const SCHOOL_REFS = /^refs\/(heads\/school\/|school-delivery\/)/;
+async function gitCommonDir(repoPath) {
+  const out = (await git(repoPath, "rev-parse", "--git-common-dir")).trim();
+  return (0,external_node_path_namespaceObject.isAbsolute)(out) ? out : (0,external_node_path_namespaceObject.resolve)(repoPath, out);
+}
+function readControl(path) {
+  const r = readUntrusted(path, { maxBytes: MAX_CONTROL_BYTES });
+  return r.ok ? r.bytes : null;
+}
+const MAX_CONTROL_BYTES = 16 * 1024 * 1024;
+function present(path) {
+  try {
+    (0,external_node_fs_namespaceObject.lstatSync)(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+function listHooks(dir) {
+  try {
+    return (0,external_node_fs_namespaceObject.readdirSync)(dir).filter((f) => {
+      const st = (0,external_node_fs_namespaceObject.lstatSync)((0,external_node_path_namespaceObject.join)(dir, f));
+      return st.isFile() || st.isSymbolicLink();
+    });
+  } catch {
+    return [];
+  }
+}
+async function listRefs(commonDir) {
+  const out = await git(commonDir, "for-each-ref", "--format=%(refname) %(objectname)");
+  const refs = {};
+  for (const line of out.split("\n")) {
+    const [name, sha] = line.split(" ");
+    if (name && sha && !SCHOOL_REFS.test(name)) refs[name] = sha;
+  }
+  return refs;
+}
+async function captureBaseline(repoPath) {
+  const commonDir = await gitCommonDir(repoPath);
+  const hooks = {};
+  for (const f of listHooks((0,external_node_path_namespaceObject.join)(commonDir, "hooks"))) {
+    const p = (0,external_node_path_namespaceObject.join)(commonDir, "hooks", f);
+    const content = readControl(p);
+    if (content) hooks[f] = { content: content.toString("base64"), mode: (0,external_node_fs_namespaceObject.lstatSync)(p).mode & 511 };
+  }
+  const files = {};
+  for (const f of CONTROL_FILES) files[f] = readControl((0,external_node_path_namespaceObject.join)(commonDir, f))?.toString("base64") ?? null;
+  return { commonDir, files, hooks, refs: await listRefs(commonDir) };
+}
+function baselinePath(runtimeDir, daemon) {
+  return (0,external_node_path_namespaceObject.join)(runtimeDir, "git-baseline", `${daemon}.json`);
+}
+function writeBaseline(path, b) {
+  writeJsonAtomic(path, b);
+}
+function readBaseline(path) {
+  try {
+    const b = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(path, "utf8"));
+    return b && typeof b.files === "object" && typeof b.refs === "object" ? b : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function put(path, content, mode) {
+  removeTreeSync(path);
+  if (content === null) return;
+  (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
+  (0,external_node_fs_namespaceObject.writeFileSync)(path, content, mode === void 0 ? {} : { mode });
+}
+async function restoreBaseline(b) {
+  const changed = [];
+  for (const [f, want] of Object.entries(b.files)) {
+    const p = (0,external_node_path_namespaceObject.join)(b.commonDir, f);
+    const have = readControl(p);
+    const wanted = want === null ? null : Buffer.from(want, "base64");
+    const same = have === null ? wanted === null && !present(p) : wanted !== null && have.equals(wanted);
+    if (same) continue;
+    changed.push(f);
+    put(p, wanted);
+  }
+  const hooksDir = (0,external_node_path_namespaceObject.join)(b.commonDir, "hooks");
+  if (present(hooksDir) && !(0,external_node_fs_namespaceObject.lstatSync)(hooksDir).isDirectory()) {
+    changed.push("hooks");
+    (0,external_node_fs_namespaceObject.rmSync)(hooksDir, { force: true });
+  }
+  for (const f of listHooks(hooksDir)) {
+    const p = (0,external_node_path_namespaceObject.join)(hooksDir, f);
+    const want = b.hooks[f];
+    const have = readControl(p);
+    if (want && have && have.toString("base64") === want.content && ((0,external_node_fs_namespaceObject.lstatSync)(p).mode & 511) === want.mode)
+      continue;
+    changed.push(`hooks/${f}`);
+    put(p, want ? Buffer.from(want.content, "base64") : null, want?.mode);
+  }
+  for (const [f, want] of Object.entries(b.hooks)) {
+    const p = (0,external_node_path_namespaceObject.join)(hooksDir, f);
+    if (present(p)) continue;
+    put(p, Buffer.from(want.content, "base64"), want.mode);
+    changed.push(`hooks/${f}`);
+  }
+  let admins = [];
+  try {
+    admins = (0,external_node_fs_namespaceObject.readdirSync)((0,external_node_path_namespaceObject.join)(b.commonDir, "worktrees"));
+  } catch {
+  }
+  for (const w of admins) {
+    const p = (0,external_node_path_namespaceObject.join)(b.commonDir, "worktrees", w, "config.worktree");
+    if (present(p)) {
+      removeTreeSync(p);
+      changed.push(`worktrees/${w}/config.worktree`);
+    }
+  }
+  const refs = await listRefs(b.commonDir).catch(() => void 0);
+  if (refs) {
+    for (const [name, sha] of Object.entries(b.refs)) {
+      if (refs[name] === sha) continue;
+      changed.push(name);
+      await git(b.commonDir, "update-ref", "--no-deref", name, sha);
+    }
+    for (const name of Object.keys(refs)) {
+      if (name in b.refs) continue;
+      changed.push(name);
+      await git(b.commonDir, "update-ref", "--no-deref", "-d", name);
+    }
+  }
+  return changed;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/tree-walk.js
+
+
+
+const LISTING_BOUND = 256 * 1024 * 1024;
+const SHOWN = 160;
+async function walkTree(root) {
+  const r = await runProcess(
+    ["find", ".", "-mindepth", "1", "(", "-path", "./.git", "-prune", ")", "-o", "-printf", "%y%d/%f\\0"],
+    {
+      cwd: root,
+      env: childEnv({ set: { LC_ALL: "C" } }),
+      group: false,
+      timeoutMs: 6e5,
+      output: { maxBytes: LISTING_BOUND, overflow: "kill" }
+    }
+  );
+  if (r.spawnError) throw new Error(`cannot walk ${root}: ${r.spawnError} (GNU find is needed)`);
+  const entries = [];
+  const stack = [];
+  const out = r.stdout;
+  let start = 0;
+  for (let i = 0; i < out.length; i++) {
+    if (out[i] !== 0) continue;
+    const line = out.subarray(start, i).toString("utf8");
+    start = i + 1;
+    const slash = line.indexOf("/");
+    const depth = Number(line.slice(1, slash));
+    if (!Number.isInteger(depth) || depth < 1 || depth > stack.length + 1) continue;
+    stack.length = depth - 1;
+    stack.push(line.slice(slash + 1));
+    entries.push({ type: line[0], depth, names: [...stack] });
+  }
+  const errors = r.stderr.toString("utf8").split("\n").filter((l) => l.trim()).slice(0, 20);
+  if (r.exitCode !== 0 && !errors.length && !r.overflowed) errors.push(`find exited with ${r.exitCode}`);
+  return { entries, errors, overflowed: r.overflowed === true || r.timedOut === true };
+}
+function shownPath(names) {
+  const p = names.join("/");
+  return p.length <= SHOWN ? p : `${p.slice(0, SHOWN)}\u2026 (${names.length} levels)`;
+}
+async function baseTree(worktree, base) {
+  const listed = await gitBytes(["ls-tree", "-r", "-z", "--full-tree", "--name-only", base], {
+    cwd: worktree
+  });
+  const known = /* @__PURE__ */ new Set();
+  for (const p of listed.toString("utf8").split("\0")) {
+    if (!p) continue;
+    known.add(p);
+    for (let i = p.indexOf("/"); i > 0; i = p.indexOf("/", i + 1)) known.add(p.slice(0, i));
+  }
+  return known;
+}
+function foreignEntries(walk, known, max = 200) {
+  const foreign = foreignOf(walk, known);
+  const findings = foreign.slice(0, max).map((e) => `?? ${shownPath(e.names)}${e.type === "d" ? "/" : ""}`);
+  if (foreign.length > max) findings.push(`\u2026 and ${foreign.length - max} more foreign entries`);
+  for (const err of walk.errors) findings.push(`unreadable: ${err.slice(0, 300)}`);
+  if (walk.overflowed) findings.push("the tree walk stopped at its bound: the slot is not known to be clean");
+  return findings;
+}
+function foreignOf(walk, known) {
+  const out = [];
+  let under = Infinity;
+  for (const e of walk.entries) {
+    if (e.depth > under) continue;
+    under = Infinity;
+    if (e.names.length < 4096 && known.has(e.names.join("/"))) continue;
+    if (e.type === "d") under = e.depth;
+    out.push(e);
+  }
+  return out;
+}
+function nestedGitEntries(walk) {
+  return walk.entries.filter((e) => e.depth > 1 && e.names[e.names.length - 1] === ".git");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/slot-reset.js
+
+
+
+
+
+
+
+class NestedRepositoryError extends SchoolError {
+  constructor(worktree, paths) {
+    super(
+      `${worktree}: nested repository ${paths.slice(0, 5).join(", ")} could not be removed; no git runs in this tree`
+    );
+    this.worktree = worktree;
+    this.paths = paths;
+    this.name = "NestedRepositoryError";
+  }
+  worktree;
+  paths;
+}
+const env = () => childEnv({ set: { LC_ALL: "C" } });
+function tool(argv, cwd) {
+  return runProcess(argv, { cwd, env: env(), group: false, timeoutMs: 6e5 });
+}
+function said(r) {
+  return (r.spawnError ?? r.stderr.toString("utf8")).trim().split("\n").slice(0, 3).join("; ").slice(0, 400);
+}
+async function makeWritable(root) {
+  const st = (0,external_node_fs_namespaceObject.lstatSync)(root);
+  if (st.isDirectory() && (st.mode & 448) !== 448) (0,external_node_fs_namespaceObject.chmodSync)(root, st.mode | 448);
+  const r = await tool(makeOwnerRwxArgv(".git"), root);
+  return r.exitCode === 0 && !r.spawnError ? [] : [`chmod: ${said(r)}`];
+}
+async function removeNestedRepos(worktree) {
+  const nested = nestedGitEntries(await walkTree(worktree));
+  if (!nested.length) return [];
+  await makeWritable(worktree);
+  await tool(
+    ["find", ".", "-mindepth", "2", "-name", ".git", "-prune", "-execdir", "rm", "-rf", "--", "{}", "+"],
+    worktree
+  );
+  const left = nestedGitEntries(await walkTree(worktree));
+  if (left.length)
+    throw new NestedRepositoryError(
+      worktree,
+      left.map((e) => shownPath(e.names))
+    );
+  return nested.map((e) => shownPath(e.names));
+}
+async function gitSteps(worktree, base) {
+  const problems = [];
+  for (const args of [
+    ["checkout", "--quiet", "--force", "--detach", base],
+    ["reset", "--quiet", "--hard", base],
+    ["clean", "-ffdxq"]
+  ]) {
+    const r = await runGit(args, { cwd: worktree, timeoutMs: 6e5 });
+    if (r.exitCode !== 0) problems.push(`git ${args[0]}: ${said(r)}`);
+  }
+  return problems;
+}
+async function resetSlot(worktree, base) {
+  await removeNestedRepos(worktree);
+  const first = await gitSteps(worktree, base);
+  const known = await baseTree(worktree, base);
+  const walk = await walkTree(worktree);
+  const foreign = foreignOf(walk, known);
+  if (!first.length && !foreign.length && !walk.errors.length && !walk.overflowed) return [];
+  const problems = await makeWritable(worktree);
+  const tops = new Set(foreignOf(await walkTree(worktree), known).map((e) => e.names[0]));
+  for (const top of tops) {
+    const r = await tool(["rm", "-rf", "--", top], worktree);
+    if (r.exitCode !== 0 || r.spawnError) problems.push(`rm ${shownPath([top])}: ${said(r)}`);
+  }
+  return [...problems, ...await gitSteps(worktree, base)];
+}
+async function removeTree(dir) {
+  if (!(0,external_node_fs_namespaceObject.existsSync)(dir)) return;
+  await makeWritable(dir);
+  const r = await tool(["rm", "-rf", "--", dir], "/");
+  if (r.exitCode !== 0 || r.spawnError) throw new Error(`could not remove ${dir}: ${said(r)}`);
+}
+function outOfServiceMarker(worktree) {
+  return `${worktree}.out-of-service`;
+}
+function outOfService(worktree) {
+  try {
+    return (0,external_node_fs_namespaceObject.readFileSync)(outOfServiceMarker(worktree), "utf8").trim() || "a reset failed";
+  } catch {
+    return void 0;
+  }
+}
+function clearHint(worktree) {
+  return `empty or delete ${worktree} (the next crew makes it afresh), then remove ${outOfServiceMarker(worktree)}`;
+}
+function markOutOfService(worktree, findings) {
+  (0,external_node_fs_namespaceObject.writeFileSync)(
+    outOfServiceMarker(worktree),
+    `${(/* @__PURE__ */ new Date()).toISOString()} reset failed: ${findings.slice(0, 10).join("; ").slice(0, 2e3)}
+`
+  );
+  return `slot taken out of service: no crew is given it until an operator clears it (${clearHint(worktree)})`;
+}
+function markInService(worktree) {
+  (0,external_node_fs_namespaceObject.rmSync)(outOfServiceMarker(worktree), { force: true });
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/checkout-run.js
+
+
+
+
+
+
+
+
+
+
+function logSince(file, from) {
+  if (!(0,external_node_fs_namespaceObject.existsSync)(file)) return "";
+  const size = (0,external_node_fs_namespaceObject.statSync)(file).size;
+  const start = Math.max(size < from ? 0 : from, size - 65536);
+  const fd = (0,external_node_fs_namespaceObject.openSync)(file, "r");
+  try {
+    const buf = Buffer.alloc(size - start);
+    (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, buf.length, start);
+    return buf.toString("utf8");
+  } finally {
+    (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
+}
+const logSize = (file) => (0,external_node_fs_namespaceObject.existsSync)(file) ? (0,external_node_fs_namespaceObject.statSync)(file).size : 0;
+function logTail(text, max = 800) {
+  const t = text.trim();
+  return t.length > max ? `\u2026${t.slice(-max)}` : t;
+}
+const checkout_run_git = async (cwd, args) => {
+  const r = await runGit(args, { cwd, timeoutMs: 3e5 });
+  return {
+    ok: r.exitCode === 0,
+    output: (r.spawnError ?? "") + r.stderr.toString("utf8") + r.stdout.toString("utf8"),
+    stdout: r.stdout,
+    stderr: (r.spawnError ?? "") + r.stderr.toString("utf8")
+  };
+};
+class CheckoutError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "CheckoutError";
+  }
+}
+async function addCheckout(repo, dir, base) {
+  const wt = (0,external_node_path_namespaceObject.join)(dir, `checkout-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`);
+  const common = await gitCommonDir(repo);
+  const add = await withLock(
+    (0,external_node_path_namespaceObject.join)(common, "school-worktree-admin"),
+    () => checkout_run_git(repo, ["worktree", "add", "--detach", "--quiet", wt, base])
+  );
+  if (!add.ok)
+    throw new CheckoutError(`could not check out the base ${base.slice(0, 12)}: ${add.output.trim()}`);
+  return wt;
+}
+async function removeCheckout(repo, wt) {
+  const removed = await checkout_run_git(repo, ["worktree", "remove", "--force", wt]);
+  await removeTree(wt);
+  if (removed.ok) return;
+  const common = await gitCommonDir(repo);
+  await withLock((0,external_node_path_namespaceObject.join)(common, "school-worktree-admin"), () => checkout_run_git(repo, ["worktree", "prune"]));
+}
+function runInCheckout(started, wt, o, onSpawn) {
+  return runProcess(started.argv, {
+    cwd: wt,
+    env: started.env,
+    log: { file: o.logFile, maxBytes: o.config.dispatch.logMaxBytes },
+    timeoutMs: o.timeoutMs,
+    graceMs: o.graceMs,
+    ...onSpawn ? { onSpawn } : {}
+  });
+}
+const reflinkable = /* @__PURE__ */ new Map();
+function reflinks(dir) {
+  let known = reflinkable.get(dir);
+  if (!known) {
+    known = (async () => {
+      const probe = (0,external_node_path_namespaceObject.join)(dir, `.reflink-probe-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`);
+      try {
+        (0,external_node_fs_namespaceObject.writeFileSync)(`${probe}.a`, "x");
+        const r = await runProcess(["cp", "--reflink=always", "--", `${probe}.a`, `${probe}.b`], {
+          cwd: dir,
+          env: childEnv(),
+          timeoutMs: 3e4
+        });
+        return r.exitCode === 0;
+      } finally {
+        (0,external_node_fs_namespaceObject.rmSync)(`${probe}.a`, { force: true });
+        (0,external_node_fs_namespaceObject.rmSync)(`${probe}.b`, { force: true });
+      }
+    })();
+    reflinkable.set(dir, known);
+  }
+  return known;
+}
+const TOOL_CACHE = ".cache";
+async function checkout_run_showDependencies(deps, paths, wt, confined) {
+  const shown = { readOnlyAt: [], writable: [] };
+  const copy = !confined || await reflinks((0,external_node_path_namespaceObject.dirname)(deps));
+  for (const p of paths) {
+    const from = (0,external_node_path_namespaceObject.join)(deps, p);
+    if (!(0,external_node_fs_namespaceObject.existsSync)(from)) continue;
+    const to = (0,external_node_path_namespaceObject.join)(wt, p);
+    (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(to), { recursive: true });
+    if (copy) {
+      const r = await runProcess(["cp", "-a", "--reflink=auto", "--", from, to], {
+        cwd: wt,
+        env: childEnv(),
+        timeoutMs: 6e5
+      });
+      if (r.exitCode !== 0)
+        throw new CheckoutError(
+          `could not copy the installed ${p} into the checkout: ${(r.spawnError ?? r.stderr.toString("utf8")).trim()}`
+        );
+      continue;
+    }
+    (0,external_node_fs_namespaceObject.mkdirSync)(to, { recursive: true });
+    if ((0,external_node_fs_namespaceObject.statSync)(from).isDirectory()) {
+      (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.join)(from, TOOL_CACHE), { recursive: true });
+      (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.join)(to, TOOL_CACHE), { recursive: true });
+      shown.writable.push((0,external_node_path_namespaceObject.join)(to, TOOL_CACHE));
+    }
+    shown.readOnlyAt.push({ source: from, path: to });
+  }
+  return shown;
+}
+async function singleFlight(target, waitMs, fn) {
+  const started = performance.now();
+  (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(target), { recursive: true });
+  for (; ; ) {
+    try {
+      return await withLock(target, fn);
+    } catch (e) {
+      if (!(e instanceof LockError) || performance.now() - started > waitMs) throw e;
+    }
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/clean-install.js
+
+
+
+
+
+
+
+
+const INSTALL_RETRY_MS = 10 * 6e4;
+class InstallFailedError extends Error {
+  constructor(message, missing) {
+    super(message);
+    this.missing = missing;
+    this.name = "InstallFailedError";
+  }
+  missing;
+}
+const keys = /* @__PURE__ */ new Map();
+function depsKey(o) {
+  const install = o.config.dispatch.install;
+  const id = `${(0,external_node_path_namespaceObject.resolve)(o.config.repoPath)}\0${o.baseSha}\0${JSON.stringify(install)}`;
+  let key = keys.get(id);
+  if (!key) {
+    key = checkout_run_git(o.config.repoPath, [
+      "ls-tree",
+      "-z",
+      "--full-tree",
+      o.baseSha,
+      "--",
+      ...install.lockfiles
+    ]).then((listed) => {
+      if (!listed.ok) throw new Error(`could not read the lockfiles at the base: ${listed.output.trim()}`);
+      return (0,external_node_crypto_.createHash)("sha256").update(`${id}\0`).update(listed.stdout).digest("hex").slice(0, 32);
+    });
+    keys.set(id, key);
+    key.catch(() => keys.delete(id));
+  }
+  return key;
+}
+function remembered(file) {
+  try {
+    const r = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(file, "utf8"));
+    if (typeof r.at === "number" && typeof r.message === "string" && Date.now() - r.at < INSTALL_RETRY_MS)
+      return r;
+  } catch {
+  }
+  return void 0;
+}
+async function installedDependencies(o, env) {
+  const install = o.config.dispatch.install;
+  if (!install) return void 0;
+  const key = await depsKey(o);
+  const dir = (0,external_node_path_namespaceObject.join)(o.depsRoot, key);
+  if ((0,external_node_fs_namespaceObject.existsSync)(dir)) return dir;
+  const failedFile = (0,external_node_path_namespaceObject.join)(o.depsRoot, `${key}.failed.json`);
+  const wait = Math.max(o.timeoutMs, 12e4) * 2;
+  return singleFlight((0,external_node_path_namespaceObject.join)(o.depsRoot, key), wait, async () => {
+    if ((0,external_node_fs_namespaceObject.existsSync)(dir)) return dir;
+    const before = remembered(failedFile);
+    if (before) {
+      appendCapped(
+        o.logFile,
+        `[school] the dependency install failed for this base ${Math.round((Date.now() - before.at) / 1e3)} s ago; not tried again before ${new Date(before.at + INSTALL_RETRY_MS).toISOString()}
+`,
+        o.config.dispatch.logMaxBytes
+      );
+      throw new InstallFailedError(before.message, before.missing);
+    }
+    try {
+      await install1(o, env, dir);
+      (0,external_node_fs_namespaceObject.rmSync)(failedFile, { force: true });
+      return dir;
+    } catch (e) {
+      if (e instanceof InstallFailedError)
+        writeTextAtomic(
+          failedFile,
+          JSON.stringify({
+            at: Date.now(),
+            message: e.message,
+            ...e.missing ? { missing: e.missing } : {}
+          })
+        );
+      throw e;
+    }
+  });
+}
+async function install1(o, env, dir) {
+  const install = o.config.dispatch.install;
+  (0,external_node_fs_namespaceObject.mkdirSync)(o.depsRoot, { recursive: true });
+  const work = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)(o.depsRoot, ".install-"));
+  const repo = (0,external_node_path_namespaceObject.resolve)(o.config.repoPath);
+  const command = install.command.join(" ");
+  const at = o.baseSha.slice(0, 12);
+  try {
+    const wt = await addCheckout(repo, work, o.baseSha);
+    try {
+      appendCapped(
+        o.logFile,
+        `[school] installing dependencies at the base: ${command}
+`,
+        o.config.dispatch.logMaxBytes
+      );
+      const from = logSize(o.logFile);
+      const query = { command: install.command, hostPath: env.PATH ?? "" };
+      const started = await o.sandbox.confine(install.command, env, {
+        cwd: wt,
+        writable: [wt],
+        home: o.sandbox.freshHome("install"),
+        allow: o.config.sandbox.allow
+      }).catch((e) => {
+        if (e.name !== "ProgramNotFoundError") throw e;
+        const program = e.program;
+        const missing = missingProgram({ ...query, output: "", exitCode: null, notFound: program });
+        throw new InstallFailedError(`\`${program}\` was not found on PATH`, missing);
+      });
+      const r = await runInCheckout(started, wt, o);
+      if (r.spawnError || r.timedOut || r.exitCode !== 0) {
+        const output = logSince(o.logFile, from);
+        const how = r.timedOut ? `timed out after ${Math.round(o.timeoutMs / 1e3)} s` : `exited with ${r.exitCode ?? r.spawnError ?? `signal ${r.signal}`}`;
+        throw new InstallFailedError(
+          `dispatch.install \`${command}\` ${how} at base ${at}; its output ends: ${logTail(output) || "(nothing)"}`,
+          r.timedOut ? void 0 : missingProgram({ ...query, output, exitCode: r.exitCode })
+        );
+      }
+      const kept = (0,external_node_path_namespaceObject.join)(work, "kept");
+      (0,external_node_fs_namespaceObject.mkdirSync)(kept);
+      for (const p of install.paths) {
+        if (!(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(wt, p))) continue;
+        (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.join)(kept, p, ".."), { recursive: true });
+        (0,external_node_fs_namespaceObject.renameSync)((0,external_node_path_namespaceObject.join)(wt, p), (0,external_node_path_namespaceObject.join)(kept, p));
+      }
+      try {
+        (0,external_node_fs_namespaceObject.renameSync)(kept, dir);
+      } catch (e) {
+        if (!(0,external_node_fs_namespaceObject.existsSync)(dir)) throw e;
+      }
+    } finally {
+      await removeCheckout(repo, wt);
+    }
+  } finally {
+    await removeTree(work);
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/base-run.js
+
+
+
+
+
+
+
+
+
+
+
+async function runVerification(o, verify, env, wt, work, shown, onSpawn) {
+  const results = o.config.dispatch.verifyResults;
+  const reports = (0,external_node_path_namespaceObject.join)(work, "results");
+  (0,external_node_fs_namespaceObject.mkdirSync)(reports, { recursive: true });
+  const report = results?.file ? (0,external_node_path_namespaceObject.join)(wt, results.file) : (0,external_node_path_namespaceObject.join)(reports, "verify.xml");
+  if (results) (0,external_node_fs_namespaceObject.rmSync)(report, { force: true, recursive: true });
+  const argv = results ? instrument(verify, results, report) : [...verify];
+  const started = await o.sandbox.confine(argv, env, {
+    cwd: wt,
+    writable: [wt, reports, ...shown.writable],
+    readOnlyAt: shown.readOnlyAt,
+    home: o.sandbox.freshHome("verify"),
+    allow: o.config.sandbox.allow
+  });
+  const from = logSize(o.logFile);
+  const run = await runInCheckout(started, wt, o, onSpawn);
+  const missing = run.exitCode === 127 ? missingProgram({
+    output: logSince(o.logFile, from),
+    exitCode: 127,
+    command: verify,
+    hostPath: env.PATH ?? ""
+  }) : void 0;
+  const out = { run, ...missing ? { missing: { ...missing, stage: "verify" } } : {} };
+  if (!results) return out;
+  const read = readReport(report, results.format);
+  if (typeof read === "string") return { ...out, unnamed: read };
+  return { ...out, named: namedResults(read, { format: results.format, cwd: wt }) };
+}
+async function baseKey(o, verify) {
+  const deps = o.config.dispatch.install ? await depsKey(o) : "";
+  const results = o.config.dispatch.verifyResults;
+  return (0,external_node_crypto_.createHash)("sha256").update(JSON.stringify([(0,external_node_path_namespaceObject.resolve)(o.config.repoPath), o.baseSha, deps, verify, results ?? null])).digest("hex").slice(0, 32);
+}
+function readBase(file) {
+  try {
+    const r = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(file, "utf8"));
+    return r.schema === 1 ? r : void 0;
+  } catch {
+    return void 0;
+  }
+}
+async function baseVerification(o, verify, env, deps) {
+  const key = await baseKey(o, verify);
+  const file = (0,external_node_path_namespaceObject.join)(o.depsRoot, `base-${key}.json`);
+  const kept = readBase(file);
+  if (kept) return { record: kept, fresh: false };
+  return singleFlight((0,external_node_path_namespaceObject.join)(o.depsRoot, `base-${key}`), Math.max(o.timeoutMs, 12e4) * 2, async () => {
+    const again = readBase(file);
+    if (again) return { record: again, fresh: false };
+    const made = await runAtBase(o, verify, env, deps);
+    if ("unknown" in made) return made;
+    writeTextAtomic(file, `${JSON.stringify(made.record)}
+`);
+    return { record: made.record, fresh: true };
+  });
+}
+async function runAtBase(o, verify, env, deps) {
+  const repo = (0,external_node_path_namespaceObject.resolve)(o.config.repoPath);
+  (0,external_node_fs_namespaceObject.mkdirSync)(o.scratch, { recursive: true });
+  const work = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)(o.scratch, "base-"));
+  let wt;
+  const at = o.baseSha.slice(0, 12);
+  try {
+    wt = await addCheckout(repo, work, o.baseSha);
+    const shown = deps ? await checkout_run_showDependencies(deps, o.config.dispatch.install?.paths ?? [], wt, o.sandbox.confined) : { readOnlyAt: [], writable: [] };
+    appendCapped(
+      o.logFile,
+      `[school] verifying the unchanged base ${at} first (once per base): ${verify.join(" ")}
+`,
+      o.config.dispatch.logMaxBytes
+    );
+    const baseLog = (0,external_node_path_namespaceObject.join)(work, "base.log");
+    const r = await runVerification({ ...o, logFile: baseLog }, verify, env, wt, work, shown);
+    const { run } = r;
+    const said = run.exitCode === 0 || r.named ? "" : `; its output ends:
+${logTail(logSince(baseLog, 0), 1500)}`;
+    appendCapped(
+      o.logFile,
+      `[school] the base ${at} ${run.exitCode === 0 ? "passes" : `fails (exit ${run.exitCode ?? run.signal})`}${r.named ? `: ${r.named.passed.length} test(s) pass, ${r.named.failed.length} fail` : ""}${said}
+`,
+      o.config.dispatch.logMaxBytes
+    );
+    if (r.missing) return { unknown: { why: "a program was missing", missing: r.missing } };
+    if (run.timedOut)
+      return {
+        unknown: {
+          why: `\`${verify.join(" ")}\` on the unchanged base ${at} timed out after ${Math.round(o.timeoutMs / 1e3)} s (dispatch.crewTimeoutSeconds)`
+        }
+      };
+    if (run.exitCode === null)
+      return {
+        unknown: {
+          why: `\`${verify.join(" ")}\` on the unchanged base ${at} ${run.spawnError ? `could not start: ${run.spawnError}` : `was killed by ${run.signal ?? "a signal"}`}`
+        }
+      };
+    return {
+      record: {
+        schema: 1,
+        baseSha: o.baseSha,
+        command: [...verify],
+        exitCode: run.exitCode,
+        ...r.named ? { named: r.named } : {},
+        ...r.unnamed ? { unnamed: r.unnamed } : {},
+        at: (/* @__PURE__ */ new Date()).toISOString()
+      }
+    };
+  } catch (e) {
+    if (e.name === "ProgramNotFoundError") {
+      const missing = missingProgram({
+        output: "",
+        exitCode: null,
+        command: verify,
+        hostPath: env.PATH ?? "",
+        notFound: verify[0]
+      });
+      return {
+        unknown: {
+          why: `\`${verify[0]}\` was not found on PATH`,
+          ...missing ? { missing: { ...missing, stage: "verify" } } : {}
+        }
+      };
+    }
+    return { unknown: { why: e.message } };
+  } finally {
+    if (wt && (0,external_node_fs_namespaceObject.existsSync)(wt)) await removeCheckout(repo, wt);
+    await removeTree(work);
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/clean-checkout.js
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+const clean_checkout_list = (xs, n = 10) => xs.slice(0, n).join("; ") + (xs.length > n ? `; \u2026 (${xs.length})` : "");
+function surfaceExtra(o) {
+  const g = o.config.grading;
+  return {
+    ...g?.testPatterns ? { tests: g.testPatterns } : {},
+    ...g?.testDefinitions ? { definitions: g.testDefinitions } : {}
+  };
+}
+const clean_checkout_PACKAGE_TEST_KEYS = ["scripts", "jest", "mocha", "ava", "tap", "nyc", "c8", "vitest"];
+async function resetTestSurface(o, wt, touched) {
+  const surface = testSurface(surfaceExtra(o));
+  const restore = [];
+  const reset = [];
+  for (const f of touched) {
+    if (f.status === "A" || f.gitlink) continue;
+    const kind = surface.kind(f.path);
+    if (!kind) continue;
+    if (fencesName(f.path, o.fences ?? [], (p) => surface.kind(p) !== void 0)) continue;
+    const file = (0,external_node_path_namespaceObject.join)(wt, f.path);
+    if (kind === "definition") {
+      const shown = await checkout_run_git(wt, ["show", `${o.baseSha}:${f.path}`]);
+      const before = shown.ok ? shown.stdout.toString("utf8") : void 0;
+      const after = (0,external_node_fs_namespaceObject.existsSync)(file) ? (0,external_node_fs_namespaceObject.readFileSync)(file, "utf8") : void 0;
+      if (!surface.definitionChanged(f.path, before, after)) continue;
+      if (f.path.split("/").at(-1) === "package.json" && before !== void 0 && after !== void 0) {
+        const merged = mergePackageTestKeys(before, after);
+        if (merged !== void 0) {
+          (0,external_node_fs_namespaceObject.writeFileSync)(file, merged);
+          reset.push(f.path);
+          continue;
+        }
+      }
+    }
+    restore.push(f.path);
+  }
+  if (restore.length) {
+    const r = await checkout_run_git(wt, ["--literal-pathspecs", "checkout", o.baseSha, "--", ...restore]);
+    if (!r.ok) throw new CheckoutError(`could not put the base's tests back: ${r.output.trim()}`);
+  }
+  return [...restore, ...reset];
+}
+function mergePackageTestKeys(before, after) {
+  try {
+    const a = JSON.parse(before);
+    const b = JSON.parse(after);
+    if (!a || !b || typeof a !== "object" || typeof b !== "object") return void 0;
+    for (const k of clean_checkout_PACKAGE_TEST_KEYS) {
+      if (k in a) b[k] = a[k];
+      else delete b[k];
+    }
+    return `${JSON.stringify(b, null, 2)}
+`;
+  } catch {
+    return void 0;
+  }
+}
+async function verifyOnCleanCheckout(o, verify, env) {
+  const note = (line) => appendCapped(o.logFile, `[school] ${line}
+`, o.config.dispatch.logMaxBytes);
+  const none = { exitCode: null, timedOut: false, durationMs: 0 };
+  const environment = (kind, reason) => {
+    note(`verification could not judge the change (the school's failure, not the crew's): ${reason}`);
+    return { ...none, environment: { kind, reason } };
+  };
+  const refused = (why, extra = {}) => {
+    note(`verification could not run: ${why}`);
+    return { ...none, passed: false, reasons: [why], ...extra };
+  };
+  (0,external_node_fs_namespaceObject.mkdirSync)(o.scratch, { recursive: true });
+  const repo = (0,external_node_path_namespaceObject.resolve)(o.config.repoPath);
+  let deps;
+  try {
+    deps = await installedDependencies(o, env);
+  } catch (e) {
+    if (e instanceof InstallFailedError) {
+      if (e.missing) {
+        const missing = { ...e.missing, stage: "install" };
+        return { ...environment("program_missing", describeMissing(e.missing, "dispatch.install")), missing };
+      }
+      return environment(
+        "install_failed",
+        `${e.message}. Fix the install (a dependency it cannot fetch: sandbox.allow, a git or ssh dependency, the lockfile); the school tries again when the base or dispatch.install changes, or after ${INSTALL_RETRY_MS / 6e4} minutes`
+      );
+    }
+    return environment("install_failed", `the dependency install could not run: ${e.message}`);
+  }
+  const work = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)(o.scratch, "verify-"));
+  let wt;
+  let mine;
+  let reset = [];
+  try {
+    wt = await addCheckout(repo, work, o.baseSha);
+    if (o.patch.trim()) {
+      const touched = await patchFiles(repo, o.baseSha, o.patch);
+      const links = touched.ok ? touched.files.filter((f) => f.gitlink).map((f) => f.path) : [];
+      if (links.length)
+        return refused(
+          `the change adds or changes submodule(s) (gitlink, mode 160000): ${links.slice(0, 10).join(", ")}; a crew's change never holds one`
+        );
+      const file = (0,external_node_path_namespaceObject.join)(work, "crew.patch");
+      (0,external_node_fs_namespaceObject.writeFileSync)(file, o.patch);
+      const applied = await checkout_run_git(wt, ["apply", "--binary", "--whitespace=nowarn", file]);
+      if (!applied.ok) {
+        const why = applied.stderr.trim() || applied.output.trim();
+        return refused(`the change does not apply at the base ${o.baseSha.slice(0, 12)}: ${why}`, {
+          notApplied: why.slice(0, 2e3)
+        });
+      }
+      const allowed = o.config.grading?.allowTestChanges;
+      if (touched.ok && !allowed) reset = await resetTestSurface(o, wt, touched.files);
+      if (reset.length)
+        note(`the base's tests and test definitions put back over the patch: ${clean_checkout_list(reset, 20)}`);
+    }
+    const shown = deps ? await checkout_run_showDependencies(deps, o.config.dispatch.install?.paths ?? [], wt, o.sandbox.confined) : { readOnlyAt: [], writable: [] };
+    mine = await runVerification(o, verify, env, wt, work, shown, o.onSpawn);
+  } catch (e) {
+    if (e.name === "ProgramNotFoundError") {
+      const found = missingProgram({
+        output: "",
+        exitCode: null,
+        command: verify,
+        hostPath: env.PATH ?? "",
+        notFound: verify[0]
+      });
+      const missing = found && { ...found, stage: "verify" };
+      const why = `\`${verify[0]}\` was not found on PATH`;
+      return missing ? { ...environment("program_missing", describeMissing(missing, "dispatch.verify")), missing } : refused(why);
+    }
+    if (e instanceof CheckoutError) return environment("checkout_failed", e.message);
+    return environment("checkout_failed", `verification could not run: ${e.message}`);
+  } finally {
+    if (wt && (0,external_node_fs_namespaceObject.existsSync)(wt)) await removeCheckout(repo, wt);
+    await removeTree(work);
+  }
+  const judged = await clean_checkout_judge(o, verify, env, deps, mine);
+  const out = {
+    exitCode: mine.run.exitCode,
+    timedOut: mine.run.timedOut,
+    durationMs: mine.run.durationMs,
+    signal: mine.run.signal,
+    ...reset.length ? { reset: reset.slice(0, MAX_NAMES) } : {},
+    ...judged
+  };
+  if (out.environment)
+    note(
+      `verification could not judge the change (the school's failure, not the crew's): ${out.environment.reason}`
+    );
+  else if (out.reasons?.length)
+    note(`verification ${out.passed ? "passed" : "failed"}: ${out.reasons.join("; ")}`);
+  return out;
+}
+async function clean_checkout_judge(o, verify, env, deps, mine) {
+  const { run } = mine;
+  const command = `\`${verify.join(" ")}\``;
+  const at = o.baseSha.slice(0, 12);
+  if (mine.missing) {
+    const env1 = {
+      kind: "program_missing",
+      reason: describeMissing(mine.missing, "dispatch.verify")
+    };
+    return { missing: mine.missing, environment: env1 };
+  }
+  if (run.timedOut) return { passed: false, reasons: [`${command} timed out`] };
+  if (run.exitCode === null)
+    return {
+      environment: {
+        kind: "killed",
+        reason: `${command} ${run.spawnError ? `could not start: ${run.spawnError}` : `was killed by ${run.signal ?? "a signal"}`} before it ended (not the crew's timeout): the machine or the runner stopped it; the school tries again`
+      }
+    };
+  const names = !!o.config.dispatch.verifyResults;
+  if (!names && run.exitCode === 0) return { passed: true, reasons: [`${command} passed`] };
+  const known = await baseVerification(o, verify, env, deps);
+  if ("unknown" in known) {
+    const u = known.unknown;
+    if (u.missing)
+      return {
+        missing: u.missing,
+        environment: { kind: "program_missing", reason: describeMissing(u.missing, "dispatch.verify") }
+      };
+    return { environment: { kind: "killed", reason: `the base's own verification could not end: ${u.why}` } };
+  }
+  const base = known.record;
+  const baseRed = redBase(base, known.fresh, command, at);
+  const baseState = {
+    exitCode: base.exitCode,
+    passed: base.exitCode === 0 && !base.named?.failed.length,
+    named: !!base.named,
+    ...base.named ? {
+      failing: base.named.failed.slice(0, MAX_NAMES),
+      failingCount: base.named.failed.length,
+      passingCount: base.named.passed.length
+    } : {}
+  };
+  const common = { base: baseState, ...baseRed ? { baseRed } : {} };
+  if (base.named && mine.named) {
+    const d = judgeDifference(base.named, mine.named, { base: base.exitCode, now: run.exitCode });
+    return {
+      ...common,
+      passed: d.passed,
+      reasons: d.passed ? [`${command}: ${differenceSummary(d)}`] : d.reasons,
+      failToPass: d.failToPass,
+      passToPass: d.passToPass,
+      passToPassCount: d.passToPassCount,
+      ...d.broken.length ? { broken: d.broken } : {}
+    };
+  }
+  if (base.named && !mine.named)
+    return {
+      ...common,
+      passed: false,
+      reasons: [
+        `${command} exited with ${run.exitCode} and wrote no readable test report (${mine.unnamed}); the base's run did`
+      ]
+    };
+  if (run.exitCode === 0) return { ...common, passed: true, reasons: [`${command} passed`] };
+  if (base.exitCode === 0)
+    return {
+      ...common,
+      passed: false,
+      reasons: [`${command} exited with ${run.exitCode}; it passes at the base ${at}`]
+    };
+  return {
+    ...common,
+    environment: {
+      kind: "base_red",
+      reason: `the base itself fails: ${command} exits with ${base.exitCode} on the unchanged base ${at}, so the crew's failing run (exit ${run.exitCode}) cannot be told apart from the base's failure. Fix the base, or set dispatch.verifyResults so the school grades each crew on the difference from the base${base.unnamed && names ? ` (the base's run wrote no readable report: ${base.unnamed})` : ""}`
+    }
+  };
+}
+function redBase(base, fresh, command, at) {
+  if (!fresh) return void 0;
+  if (base.named?.failed.length)
+    return `the base ${at} is red: ${base.named.failed.length} test(s) fail before any change (${clean_checkout_list(base.named.failed)}); crews are graded on the difference from it`;
+  if (base.exitCode !== 0)
+    return `the base ${at} is red: ${command} exits with ${base.exitCode} before any change${base.named ? "" : "; without dispatch.verifyResults no crew can be graded on it"}`;
+  return void 0;
 }
 
 
@@ -71173,7 +74456,15 @@ function issueStatuses(i) {
     } else if (state2?.kind === "stopped")
       out.set(issue, {
         state: "stopped",
-        reason: state2.orphaned ? `the machine running its crews lost ${state2.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : state2.limitClaims ? `${state2.limitClaims} of its runs ended with a usage limit only the agent reported (the API did not say so), and each paused that agent; the school waits for a maintainer (\`school requeue\` starts over)` : state2.infra ? `${state2.infra} runs in a row failed for the school's own reasons (a program missing from the sandbox, an agent that could not start; not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
+        reason: state2.orphaned ? `the machine running its crews lost ${state2.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : state2.limitUnconfirmed ? `${state2.limitUnconfirmed} of its runs ended with a usage limit the agent claimed and nothing confirmed (limit_unconfirmed: not the API, not the school's own check of the agent); the agent was never paused; the school waits for a maintainer (\`school dead-letters requeue issue:${issue}\` starts over)` : state2.limitClaims ? `${state2.limitClaims} of its runs ended with a usage limit only the agent reported (the API did not say so), and each paused that agent; the school waits for a maintainer (\`school requeue\` starts over)` : state2.infra ? `${state2.infra} runs in a row failed for the school's own reasons (a program missing from the sandbox, an agent that could not start; not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
+      });
+    else if (c.outcome === "limit_unconfirmed")
+      out.set(issue, {
+        state: "paused",
+        ...who,
+        reason: plain(
+          `limit_unconfirmed: its crew claimed a usage limit that nothing confirmed, so this issue waits behind the others (the agent is not paused)${c.reason ? `: ${c.reason}` : ""}`
+        )
       });
     else if (c.outcome === "usage_limit" || c.outcome === "overloaded" || c.outcome === "cancelled")
       out.set(issue, { state: "paused", ...who, reason: plain(c.reason ?? c.outcome) });
@@ -71190,6 +74481,7 @@ function issueStatuses(i) {
           ...who,
           ...moved,
           ...settled ? { settled } : {},
+          ...v.proof ? { proof: plain(v.proof) } : {},
           ...d && d.crewId === c.crewId ? {
             delivery: {
               branch: d.branch,
@@ -71264,6 +74556,8 @@ function statusComment(issueNumber, s) {
     statusMarker(issueNumber),
     `**school-core status:** ${status_headline(s)}`,
     ..."crewId" in s ? ["", `Crew ${inlineCode(s.crewId)} (agent ${inlineCode(s.agent)}).`] : [],
+    // It names test files a student chose: quoted as prose.
+    ...s.state === "accepted" && s.proof ? ["", `Proved by: ${plainText(s.proof)}.`] : [],
     // The judges' decision quotes crew ids, agents and verdict codes: quoted as prose.
     ..."contest" in s && s.contest?.why ? ["", `Contest: ${plainText(s.contest.why)}.`] : [],
     "",
@@ -71306,7 +74600,8 @@ async function refreshStatuses(o) {
       verdicts.set(j.job.crewId, {
         accepted: j.verdict.accepted,
         code: j.verdict.code,
-        ...reason ? { reason } : {}
+        ...reason ? { reason } : {},
+        ...j.verdict.proof ? { proof: j.verdict.proof } : {}
       });
     }
     const { runUrl, repoUrl } = o;
@@ -71376,6 +74671,7 @@ async function publishStatuses(o) {
 
 
 
+
 const MAX_TEXT = 8e3;
 const LOG_TAIL = 4e3;
 const CI_START_MS = 15 * 6e4;
@@ -71389,6 +74685,17 @@ function untrustedAuthor(a, trust, bots) {
   if (trust.anyone) return void 0;
   if (trust.associations.includes(a.association)) return void 0;
   return `${a.login} is ${a.association}, not ${trust.associations.join("/")}`;
+}
+const WRITERS = /* @__PURE__ */ new Set(["admin", "maintain", "write"]);
+async function untrustedFeedback(o, a) {
+  const why = untrustedAuthor(a, o.trust, o.bots);
+  if (why || a.bot || o.trust.anyone || !o.port.role) return why;
+  try {
+    const role = await o.port.role(a.login);
+    return WRITERS.has(role) ? void 0 : `${a.login} is ${a.association} but has ${role === "none" ? "no" : role} access to the repository, not write or higher`;
+  } catch (e) {
+    return `${a.login}'s access to the repository could not be read (${message(e).slice(0, 200)}): not counted`;
+  }
 }
 function schoolCommand(body) {
   const m = /^\s*\/school(?:\s+([\s\S]*))?$/.exec(body);
@@ -71460,7 +74767,7 @@ async function readPull(o, r, d, updatedAt, seenAt) {
     for (const v of reviews) {
       reviewsSeen.push(v.id);
       if (v.state !== "CHANGES_REQUESTED") continue;
-      const why = untrustedAuthor(v.author, o.trust, o.bots);
+      const why = await untrustedFeedback(o, v.author);
       const id = `review:${v.id}`;
       if (why) {
         r.ignored.push({ issue: d.issue, pr: d.pr, id, author: v.author.login, reason: why });
@@ -71502,7 +74809,7 @@ async function readComments(o, r, d, n, seenAt, knownHead) {
     const instruction = schoolCommand(c.body);
     if (instruction === void 0) continue;
     const id = `comment:${c.id}`;
-    const why = untrustedAuthor(c.author, o.trust, o.bots);
+    const why = await untrustedFeedback(o, c.author);
     if (why) r.ignored.push({ issue: d.issue, pr: d.pr, id, author: c.author.login, reason: why });
     else if (instruction === "")
       r.ignored.push({
@@ -71540,6 +74847,10 @@ async function readChecks(o, r, open) {
     if (failed.length > 0 || failedStatuses.length > 0) {
       const tails = [];
       for (const f of failed.slice(0, 3)) {
+        if (f.app !== void 0 && f.app !== "github-actions") {
+          tails.push(`${f.name}: ${f.conclusion} (a check of ${f.app}; its output is not quoted)`);
+          continue;
+        }
         const log = await o.port.jobLog(f.id);
         tails.push(`${f.name}: ${f.conclusion}${log ? `
 ${log.slice(-LOG_TAIL)}` : ""}`);
@@ -71855,7 +75166,32 @@ function alreadyExists(e) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/cli/exit.js
+const EXIT = { done: 0, failed: 1, config: 2, denied: 3 };
+function worstExit(...codes) {
+  for (const c of [EXIT.config, EXIT.failed, EXIT.denied]) if (codes.includes(c)) return c;
+  return EXIT.done;
+}
+const GATES = /* @__PURE__ */ new Set([
+  "state-corrupt",
+  "spend-cap",
+  "daily-budget",
+  "paused",
+  "time-budget",
+  "fleet-offline",
+  "disk-floor"
+]);
+function deniedBy(plan) {
+  if (plan.assignments.length > 0) return void 0;
+  if (plan.blocked) return plan.blocked;
+  if (plan.loud) return plan.loud;
+  return plan.refused.find((r) => GATES.has(r.code))?.reason;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/cli/commands/drain.js
+
+
 
 
 
@@ -71909,6 +75245,7 @@ const drainCommand = {
       logger,
       deliver: !!delivery,
       limits: { maxWorkers, maxAttempts },
+      judging: { verifyOnCleanCheckout: verifyOnCleanCheckout, installedDependencies: installedDependencies },
       worker: { context },
       // On stderr, as the logger writes: `--json` keeps stdout to the result alone.
       observe: { progress: drainProgress({ logger }) }
@@ -71937,9 +75274,17 @@ const drainCommand = {
     if (result.fatal) {
       process.stderr.write(`school drain: ${redact_redactText(result.fatal)}
 `);
-      return 1;
+      return EXIT.failed;
     }
-    return 0;
+    if (result.failed > 0) {
+      const first = result.errors[0];
+      process.stderr.write(
+        `school drain: ${result.failed} grading job(s) failed${first ? ` (${first.jobKey}: ${redact_redactText(first.error)})` : ""}; the next drain tries them again, and after grading.maxAttempts they are dead letters (school dead-letters list)
+`
+      );
+      return EXIT.failed;
+    }
+    return EXIT.done;
   }
 };
 
@@ -73164,7 +76509,7 @@ function orderCandidates(candidates, o = {}) {
 function promote(ordered, lifted, long) {
   const band = /* @__PURE__ */ new Map();
   for (const c of ordered)
-    if (!front(c)) {
+    if (!front(c) && !c.environment && !c.limitClaim) {
       if (lifted(c)) band.set(c, 0);
       else if (long?.(c)) band.set(c, 2);
     }
@@ -73173,6 +76518,8 @@ function promote(ordered, lifted, long) {
   const bandOf = (c) => band.get(c) ?? 1;
   return [...ordered].sort((a, b) => {
     if (front(a) !== front(b)) return front(a) ? -1 : 1;
+    const env = behind(a, b);
+    if (env) return env;
     if (a.priority !== b.priority) return a.priority - b.priority;
     const ba = bandOf(a);
     if (ba !== bandOf(b)) return ba - bandOf(b);
@@ -73181,10 +76528,16 @@ function promote(ordered, lifted, long) {
   });
 }
 function front(c) {
-  return c.repair || c.revision !== void 0;
+  return c.repair && !c.environment && !c.limitClaim || c.revision !== void 0;
+}
+function behind(a, b) {
+  if (!!a.limitClaim !== !!b.limitClaim) return a.limitClaim ? 1 : -1;
+  return !!a.environment === !!b.environment ? 0 : a.environment ? 1 : -1;
 }
 function compareCandidates(a, b) {
   if (front(a) !== front(b)) return front(a) ? -1 : 1;
+  const env = behind(a, b);
+  if (env) return env;
   if (a.priority !== b.priority) return a.priority - b.priority;
   if (a.size !== b.size) return a.size - b.size;
   return a.issueNumber - b.issueNumber;
@@ -73317,14 +76670,15 @@ function sequence(standby, slots) {
     const out = [];
     while (rest.length > 0) {
       const threshold = tailGuardThreshold(work, slots.get(daemon) ?? 1);
-      let pick = rest.findIndex((a2) => a2.candidate.repair);
+      let pick = rest.findIndex((a2) => a2.candidate.repair && !a2.candidate.environment);
       if (pick < 0) {
         const priority = rest[0].candidate.priority;
         pick = 0;
         let longest = -1;
         rest.forEach((a2, i) => {
           const p = expectedMinutes(a2.candidate);
-          if (a2.candidate.priority === priority && p >= threshold && p > longest) [pick, longest] = [i, p];
+          if (a2.candidate.priority === priority && !a2.candidate.environment && p >= threshold && p > longest)
+            [pick, longest] = [i, p];
         });
       }
       const [a] = rest.splice(pick, 1);
@@ -73900,7 +77254,9 @@ function decide(input, registry, read, now, remainingMs) {
   const pausedAgents = describeAgentPauses(split.agents);
   const sorted = sortCurriculum(
     input,
-    history_issueStates(registry, input.record?.verdicts, read.school.requeues),
+    history_issueStates(registry, input.record?.verdicts, read.school.requeues, {
+      maxUnconfirmedLimitClaims: config.dispatch.maxUnconfirmedLimitClaims
+    }),
     registry
   );
   const records = recordBook(input, registry, read.spendRows);
@@ -73978,6 +77334,12 @@ function sortCurriculum(input, states, registry) {
         code: "stopped-after-orphanings",
         reason: `its classroom lost ${state.orphaned} crews in a row (the last ${state.crewIds.join(", ")}): Orca crashed or restarted under them; none counted as an attempt. Fix the daemon, then \`school requeue ${item.number}\``
       });
+    } else if (state.kind === "stopped" && state.limitUnconfirmed) {
+      refused.push({
+        issue: item.number,
+        code: "stopped-after-unconfirmed-limit-claims",
+        reason: `${state.limitUnconfirmed} of its crews (the last ${state.crewIds.join(", ")}) claimed a usage limit that nothing confirmed (limit_unconfirmed: not the API, not the school's probe of the agent, not another issue's crew); its text may be asking the model to claim one. Look at the issue, then \`school dead-letters requeue issue:${item.number}\` (or \`school requeue ${item.number}\`)`
+      });
     } else if (state.kind === "stopped" && state.limitClaims) {
       refused.push({
         issue: item.number,
@@ -74008,7 +77370,14 @@ function sortCurriculum(input, states, registry) {
     } else {
       const untrusted = trust_untrustedReason(item, config.curriculum.trust);
       if (untrusted) refused.push({ issue: item.number, code: "untrusted-author", reason: untrusted });
-      else candidates.push(toCandidate(item, state.kind === "repair", config));
+      else
+        candidates.push({
+          ...toCandidate(item, state.kind === "repair", config),
+          // Its last run failed on the machine, not the agent: it waits behind the others (./order.ts).
+          ...(state.kind === "repair" || state.kind === "ready") && state.environment ? { environment: true } : {},
+          // Its last crew's limit claim went unconfirmed: the issue's, so it waits behind the others.
+          ...(state.kind === "repair" || state.kind === "ready") && state.limitClaim ? { limitClaim: true } : {}
+        });
     }
   }
   return { candidates, refused, warnings };
@@ -74191,7 +77560,7 @@ function quarantined(layout) {
   const watched = [STATE_FILES.crews, STATE_FILES.school, STATE_FILES.spend];
   const found = names.filter((n) => watched.some((w) => n.startsWith(`${w}.corrupt-`))).sort();
   if (found.length === 0) return void 0;
-  return `quarantined state ${found.join(", ")} in ${layout.root}: repair it and move it back, or remove the quarantined copy, to resume dispatch`;
+  return `quarantined state ${found.join(", ")} in ${layout.root}: run \`school checkpoint recover\` to merge what still parses back and resume dispatch (never delete the quarantined copy: delivered issues would be planned again)`;
 }
 function report(result, logger) {
   if (result.loud) logger.error(result.loud);
@@ -74250,192 +77619,6 @@ function ledgerCounts(layout, logger) {
     logger.warning(`planning without agent records: ${message(e)}`);
     return void 0;
   }
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/crew/tree-walk.js
-
-
-
-const LISTING_BOUND = 256 * 1024 * 1024;
-const SHOWN = 160;
-async function walkTree(root) {
-  const r = await runProcess(
-    ["find", ".", "-mindepth", "1", "(", "-path", "./.git", "-prune", ")", "-o", "-printf", "%y%d/%f\\0"],
-    {
-      cwd: root,
-      env: childEnv({ set: { LC_ALL: "C" } }),
-      group: false,
-      timeoutMs: 6e5,
-      output: { maxBytes: LISTING_BOUND, overflow: "kill" }
-    }
-  );
-  if (r.spawnError) throw new Error(`cannot walk ${root}: ${r.spawnError} (GNU find is needed)`);
-  const entries = [];
-  const stack = [];
-  const out = r.stdout;
-  let start = 0;
-  for (let i = 0; i < out.length; i++) {
-    if (out[i] !== 0) continue;
-    const line = out.subarray(start, i).toString("utf8");
-    start = i + 1;
-    const slash = line.indexOf("/");
-    const depth = Number(line.slice(1, slash));
-    if (!Number.isInteger(depth) || depth < 1 || depth > stack.length + 1) continue;
-    stack.length = depth - 1;
-    stack.push(line.slice(slash + 1));
-    entries.push({ type: line[0], depth, names: [...stack] });
-  }
-  const errors = r.stderr.toString("utf8").split("\n").filter((l) => l.trim()).slice(0, 20);
-  if (r.exitCode !== 0 && !errors.length && !r.overflowed) errors.push(`find exited with ${r.exitCode}`);
-  return { entries, errors, overflowed: r.overflowed === true || r.timedOut === true };
-}
-function shownPath(names) {
-  const p = names.join("/");
-  return p.length <= SHOWN ? p : `${p.slice(0, SHOWN)}\u2026 (${names.length} levels)`;
-}
-async function baseTree(worktree, base) {
-  const listed = await gitBytes(["ls-tree", "-r", "-z", "--full-tree", "--name-only", base], {
-    cwd: worktree
-  });
-  const known = /* @__PURE__ */ new Set();
-  for (const p of listed.toString("utf8").split("\0")) {
-    if (!p) continue;
-    known.add(p);
-    for (let i = p.indexOf("/"); i > 0; i = p.indexOf("/", i + 1)) known.add(p.slice(0, i));
-  }
-  return known;
-}
-function foreignEntries(walk, known, max = 200) {
-  const foreign = foreignOf(walk, known);
-  const findings = foreign.slice(0, max).map((e) => `?? ${shownPath(e.names)}${e.type === "d" ? "/" : ""}`);
-  if (foreign.length > max) findings.push(`\u2026 and ${foreign.length - max} more foreign entries`);
-  for (const err of walk.errors) findings.push(`unreadable: ${err.slice(0, 300)}`);
-  if (walk.overflowed) findings.push("the tree walk stopped at its bound: the slot is not known to be clean");
-  return findings;
-}
-function foreignOf(walk, known) {
-  const out = [];
-  let under = Infinity;
-  for (const e of walk.entries) {
-    if (e.depth > under) continue;
-    under = Infinity;
-    if (e.names.length < 4096 && known.has(e.names.join("/"))) continue;
-    if (e.type === "d") under = e.depth;
-    out.push(e);
-  }
-  return out;
-}
-function nestedGitEntries(walk) {
-  return walk.entries.filter((e) => e.depth > 1 && e.names[e.names.length - 1] === ".git");
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/crew/slot-reset.js
-
-
-
-
-
-
-
-class NestedRepositoryError extends SchoolError {
-  constructor(worktree, paths) {
-    super(
-      `${worktree}: nested repository ${paths.slice(0, 5).join(", ")} could not be removed; no git runs in this tree`
-    );
-    this.worktree = worktree;
-    this.paths = paths;
-    this.name = "NestedRepositoryError";
-  }
-  worktree;
-  paths;
-}
-const env = () => childEnv({ set: { LC_ALL: "C" } });
-function tool(argv, cwd) {
-  return runProcess(argv, { cwd, env: env(), group: false, timeoutMs: 6e5 });
-}
-function said(r) {
-  return (r.spawnError ?? r.stderr.toString("utf8")).trim().split("\n").slice(0, 3).join("; ").slice(0, 400);
-}
-async function makeWritable(root) {
-  const st = (0,external_node_fs_namespaceObject.lstatSync)(root);
-  if (st.isDirectory() && (st.mode & 448) !== 448) (0,external_node_fs_namespaceObject.chmodSync)(root, st.mode | 448);
-  const r = await tool(makeOwnerRwxArgv(".git"), root);
-  return r.exitCode === 0 && !r.spawnError ? [] : [`chmod: ${said(r)}`];
-}
-async function removeNestedRepos(worktree) {
-  const nested = nestedGitEntries(await walkTree(worktree));
-  if (!nested.length) return [];
-  await makeWritable(worktree);
-  await tool(
-    ["find", ".", "-mindepth", "2", "-name", ".git", "-prune", "-execdir", "rm", "-rf", "--", "{}", "+"],
-    worktree
-  );
-  const left = nestedGitEntries(await walkTree(worktree));
-  if (left.length)
-    throw new NestedRepositoryError(
-      worktree,
-      left.map((e) => shownPath(e.names))
-    );
-  return nested.map((e) => shownPath(e.names));
-}
-async function gitSteps(worktree, base) {
-  const problems = [];
-  for (const args of [
-    ["checkout", "--quiet", "--force", "--detach", base],
-    ["reset", "--quiet", "--hard", base],
-    ["clean", "-ffdxq"]
-  ]) {
-    const r = await runGit(args, { cwd: worktree, timeoutMs: 6e5 });
-    if (r.exitCode !== 0) problems.push(`git ${args[0]}: ${said(r)}`);
-  }
-  return problems;
-}
-async function resetSlot(worktree, base) {
-  await removeNestedRepos(worktree);
-  const first = await gitSteps(worktree, base);
-  const known = await baseTree(worktree, base);
-  const walk = await walkTree(worktree);
-  const foreign = foreignOf(walk, known);
-  if (!first.length && !foreign.length && !walk.errors.length && !walk.overflowed) return [];
-  const problems = await makeWritable(worktree);
-  const tops = new Set(foreignOf(await walkTree(worktree), known).map((e) => e.names[0]));
-  for (const top of tops) {
-    const r = await tool(["rm", "-rf", "--", top], worktree);
-    if (r.exitCode !== 0 || r.spawnError) problems.push(`rm ${shownPath([top])}: ${said(r)}`);
-  }
-  return [...problems, ...await gitSteps(worktree, base)];
-}
-async function removeTree(dir) {
-  if (!(0,external_node_fs_namespaceObject.existsSync)(dir)) return;
-  await makeWritable(dir);
-  const r = await tool(["rm", "-rf", "--", dir], "/");
-  if (r.exitCode !== 0 || r.spawnError) throw new Error(`could not remove ${dir}: ${said(r)}`);
-}
-function outOfServiceMarker(worktree) {
-  return `${worktree}.out-of-service`;
-}
-function outOfService(worktree) {
-  try {
-    return (0,external_node_fs_namespaceObject.readFileSync)(outOfServiceMarker(worktree), "utf8").trim() || "a reset failed";
-  } catch {
-    return void 0;
-  }
-}
-function clearHint(worktree) {
-  return `empty or delete ${worktree} (the next crew makes it afresh), then remove ${outOfServiceMarker(worktree)}`;
-}
-function markOutOfService(worktree, findings) {
-  (0,external_node_fs_namespaceObject.writeFileSync)(
-    outOfServiceMarker(worktree),
-    `${(/* @__PURE__ */ new Date()).toISOString()} reset failed: ${findings.slice(0, 10).join("; ").slice(0, 2e3)}
-`
-  );
-  return `slot taken out of service: no crew is given it until an operator clears it (${clearHint(worktree)})`;
-}
-function markInService(worktree) {
-  (0,external_node_fs_namespaceObject.rmSync)(outOfServiceMarker(worktree), { force: true });
 }
 
 
@@ -74889,149 +78072,6 @@ function readSpec(path) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/crew/git-guard.js
-
-
-
-
-
-
-const CONTROL_FILES = [
-  "config",
-  "config.worktree",
-  "info/attributes",
-  "info/exclude",
-  "objects/info/alternates"
-];
-const SCHOOL_REFS = /^refs\/(heads\/school\/|school-delivery\/)/;
-async function gitCommonDir(repoPath) {
-  const out = (await git(repoPath, "rev-parse", "--git-common-dir")).trim();
-  return (0,external_node_path_namespaceObject.isAbsolute)(out) ? out : (0,external_node_path_namespaceObject.resolve)(repoPath, out);
-}
-function readControl(path) {
-  const r = readUntrusted(path, { maxBytes: MAX_CONTROL_BYTES });
-  return r.ok ? r.bytes : null;
-}
-const MAX_CONTROL_BYTES = 16 * 1024 * 1024;
-function present(path) {
-  try {
-    (0,external_node_fs_namespaceObject.lstatSync)(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-function listHooks(dir) {
-  try {
-    return (0,external_node_fs_namespaceObject.readdirSync)(dir).filter((f) => {
-      const st = (0,external_node_fs_namespaceObject.lstatSync)((0,external_node_path_namespaceObject.join)(dir, f));
-      return st.isFile() || st.isSymbolicLink();
-    });
-  } catch {
-    return [];
-  }
-}
-async function listRefs(commonDir) {
-  const out = await git(commonDir, "for-each-ref", "--format=%(refname) %(objectname)");
-  const refs = {};
-  for (const line of out.split("\n")) {
-    const [name, sha] = line.split(" ");
-    if (name && sha && !SCHOOL_REFS.test(name)) refs[name] = sha;
-  }
-  return refs;
-}
-async function captureBaseline(repoPath) {
-  const commonDir = await gitCommonDir(repoPath);
-  const hooks = {};
-  for (const f of listHooks((0,external_node_path_namespaceObject.join)(commonDir, "hooks"))) {
-    const p = (0,external_node_path_namespaceObject.join)(commonDir, "hooks", f);
-    const content = readControl(p);
-    if (content) hooks[f] = { content: content.toString("base64"), mode: (0,external_node_fs_namespaceObject.lstatSync)(p).mode & 511 };
-  }
-  const files = {};
-  for (const f of CONTROL_FILES) files[f] = readControl((0,external_node_path_namespaceObject.join)(commonDir, f))?.toString("base64") ?? null;
-  return { commonDir, files, hooks, refs: await listRefs(commonDir) };
-}
-function baselinePath(runtimeDir, daemon) {
-  return (0,external_node_path_namespaceObject.join)(runtimeDir, "git-baseline", `${daemon}.json`);
-}
-function writeBaseline(path, b) {
-  writeJsonAtomic(path, b);
-}
-function readBaseline(path) {
-  try {
-    const b = JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(path, "utf8"));
-    return b && typeof b.files === "object" && typeof b.refs === "object" ? b : void 0;
-  } catch {
-    return void 0;
-  }
-}
-function put(path, content, mode) {
-  removeTreeSync(path);
-  if (content === null) return;
-  (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.dirname)(path), { recursive: true });
-  (0,external_node_fs_namespaceObject.writeFileSync)(path, content, mode === void 0 ? {} : { mode });
-}
-async function restoreBaseline(b) {
-  const changed = [];
-  for (const [f, want] of Object.entries(b.files)) {
-    const p = (0,external_node_path_namespaceObject.join)(b.commonDir, f);
-    const have = readControl(p);
-    const wanted = want === null ? null : Buffer.from(want, "base64");
-    const same = have === null ? wanted === null && !present(p) : wanted !== null && have.equals(wanted);
-    if (same) continue;
-    changed.push(f);
-    put(p, wanted);
-  }
-  const hooksDir = (0,external_node_path_namespaceObject.join)(b.commonDir, "hooks");
-  if (present(hooksDir) && !(0,external_node_fs_namespaceObject.lstatSync)(hooksDir).isDirectory()) {
-    changed.push("hooks");
-    (0,external_node_fs_namespaceObject.rmSync)(hooksDir, { force: true });
-  }
-  for (const f of listHooks(hooksDir)) {
-    const p = (0,external_node_path_namespaceObject.join)(hooksDir, f);
-    const want = b.hooks[f];
-    const have = readControl(p);
-    if (want && have && have.toString("base64") === want.content && ((0,external_node_fs_namespaceObject.lstatSync)(p).mode & 511) === want.mode)
-      continue;
-    changed.push(`hooks/${f}`);
-    put(p, want ? Buffer.from(want.content, "base64") : null, want?.mode);
-  }
-  for (const [f, want] of Object.entries(b.hooks)) {
-    const p = (0,external_node_path_namespaceObject.join)(hooksDir, f);
-    if (present(p)) continue;
-    put(p, Buffer.from(want.content, "base64"), want.mode);
-    changed.push(`hooks/${f}`);
-  }
-  let admins = [];
-  try {
-    admins = (0,external_node_fs_namespaceObject.readdirSync)((0,external_node_path_namespaceObject.join)(b.commonDir, "worktrees"));
-  } catch {
-  }
-  for (const w of admins) {
-    const p = (0,external_node_path_namespaceObject.join)(b.commonDir, "worktrees", w, "config.worktree");
-    if (present(p)) {
-      removeTreeSync(p);
-      changed.push(`worktrees/${w}/config.worktree`);
-    }
-  }
-  const refs = await listRefs(b.commonDir).catch(() => void 0);
-  if (refs) {
-    for (const [name, sha] of Object.entries(b.refs)) {
-      if (refs[name] === sha) continue;
-      changed.push(name);
-      await git(b.commonDir, "update-ref", "--no-deref", name, sha);
-    }
-    for (const name of Object.keys(refs)) {
-      if (name in b.refs) continue;
-      changed.push(name);
-      await git(b.commonDir, "update-ref", "--no-deref", "-d", name);
-    }
-  }
-  return changed;
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/crew/crew-claim.js
 
 
@@ -75221,9 +78261,11 @@ function reviewerReasons(layout) {
   try {
     for (const j of Object.values(new GradingQueue(layout).state().jobs)) {
       if (j.status !== "graded" || !j.verdict || j.verdict.accepted) continue;
+      const sealed = j.verdict.findings.find((f) => f.judge === "sealed");
       const reasons = [
-        ...j.verdict.reasons,
-        ...j.verdict.findings.filter((f) => !f.passed).flatMap((f) => f.reasons)
+        ...j.verdict.decidedBy === "sealed" ? sealedReasons(j.verdict.reasons) : j.verdict.reasons,
+        ...j.verdict.findings.filter((f) => !f.passed).flatMap((f) => f.judge === "sealed" ? sealedReasons(f.reasons) : f.reasons),
+        ...sealed?.tests && !sealed.passed ? [`sealed tests: ${sealed.tests.passed} named test(s) passed, ${sealed.tests.failed} failed`] : []
       ];
       out.set(
         j.job.crewId,
@@ -75233,6 +78275,9 @@ function reviewerReasons(layout) {
   } catch {
   }
   return out;
+}
+function sealedReasons(reasons) {
+  return reasons.filter((r) => r.startsWith("sealed test") && !/\n/.test(r));
 }
 function relevantObservations(layout, item, max = 5) {
   let records;
@@ -75399,222 +78444,8 @@ function registerValues(text) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/crew/clean-checkout.js
-
-
-
-
-
-
-
-
-
-
-
-class InstallFailedError extends Error {
-  constructor(message, missing) {
-    super(message);
-    this.missing = missing;
-    this.name = "InstallFailedError";
-  }
-  missing;
-}
-function logSince(file, from) {
-  if (!(0,external_node_fs_namespaceObject.existsSync)(file)) return "";
-  const size = (0,external_node_fs_namespaceObject.statSync)(file).size;
-  const start = Math.max(size < from ? 0 : from, size - 65536);
-  const fd = (0,external_node_fs_namespaceObject.openSync)(file, "r");
-  try {
-    const buf = Buffer.alloc(size - start);
-    (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, buf.length, start);
-    return buf.toString("utf8");
-  } finally {
-    (0,external_node_fs_namespaceObject.closeSync)(fd);
-  }
-}
-const logSize = (file) => (0,external_node_fs_namespaceObject.existsSync)(file) ? (0,external_node_fs_namespaceObject.statSync)(file).size : 0;
-const clean_checkout_git = async (cwd, args) => {
-  const r = await runGit(args, { cwd, timeoutMs: 3e5 });
-  return {
-    ok: r.exitCode === 0,
-    output: (r.spawnError ?? "") + r.stderr.toString("utf8") + r.stdout.toString("utf8"),
-    stdout: r.stdout
-  };
-};
-async function addCheckout(repo, dir, base) {
-  const wt = (0,external_node_path_namespaceObject.join)(dir, `checkout-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`);
-  const common = await gitCommonDir(repo);
-  const add = await withLock(
-    (0,external_node_path_namespaceObject.join)(common, "school-worktree-admin"),
-    () => clean_checkout_git(repo, ["worktree", "add", "--detach", "--quiet", wt, base])
-  );
-  if (!add.ok) throw new Error(`could not check out the base ${base.slice(0, 12)}: ${add.output.trim()}`);
-  return wt;
-}
-async function removeCheckout(repo, wt) {
-  const removed = await clean_checkout_git(repo, ["worktree", "remove", "--force", wt]);
-  await removeTree(wt);
-  if (removed.ok) return;
-  const common = await gitCommonDir(repo);
-  await withLock((0,external_node_path_namespaceObject.join)(common, "school-worktree-admin"), () => clean_checkout_git(repo, ["worktree", "prune"]));
-}
-const keys = /* @__PURE__ */ new Map();
-function runInCheckout(started, wt, o, onSpawn) {
-  return runProcess(started.argv, {
-    cwd: wt,
-    env: started.env,
-    log: { file: o.logFile, maxBytes: o.config.dispatch.logMaxBytes },
-    timeoutMs: o.timeoutMs,
-    graceMs: o.graceMs,
-    ...onSpawn ? { onSpawn } : {}
-  });
-}
-function depsKey(o) {
-  const install = o.config.dispatch.install;
-  const id = `${(0,external_node_path_namespaceObject.resolve)(o.config.repoPath)}\0${o.baseSha}\0${JSON.stringify(install)}`;
-  let key = keys.get(id);
-  if (!key) {
-    key = clean_checkout_git(o.config.repoPath, [
-      "ls-tree",
-      "-z",
-      "--full-tree",
-      o.baseSha,
-      "--",
-      ...install.lockfiles
-    ]).then((listed) => {
-      if (!listed.ok) throw new Error(`could not read the lockfiles at the base: ${listed.output.trim()}`);
-      return (0,external_node_crypto_.createHash)("sha256").update(`${id}\0`).update(listed.stdout).digest("hex").slice(0, 32);
-    });
-    keys.set(id, key);
-    key.catch(() => keys.delete(id));
-  }
-  return key;
-}
-async function dependencies(o, env) {
-  const install = o.config.dispatch.install;
-  if (!install) return void 0;
-  const dir = (0,external_node_path_namespaceObject.join)(o.depsRoot, await depsKey(o));
-  if ((0,external_node_fs_namespaceObject.existsSync)(dir)) return dir;
-  (0,external_node_fs_namespaceObject.mkdirSync)(o.depsRoot, { recursive: true });
-  const work = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)(o.depsRoot, ".install-"));
-  const repo = (0,external_node_path_namespaceObject.resolve)(o.config.repoPath);
-  const wt = await addCheckout(repo, work, o.baseSha);
-  try {
-    appendCapped(
-      o.logFile,
-      `[school] installing dependencies at the base: ${install.command.join(" ")}
-`,
-      o.config.dispatch.logMaxBytes
-    );
-    const from = logSize(o.logFile);
-    const query = { command: install.command, hostPath: env.PATH ?? "" };
-    const started = await o.sandbox.confine(install.command, env, {
-      cwd: wt,
-      writable: [wt],
-      home: o.sandbox.freshHome("install"),
-      allow: o.config.sandbox.allow
-    }).catch((e) => {
-      if (e.name !== "ProgramNotFoundError") throw e;
-      const program = e.program;
-      const missing = missingProgram({ ...query, output: "", exitCode: null, notFound: program });
-      throw new InstallFailedError(`\`${program}\` was not found on PATH`, missing);
-    });
-    const r = await runInCheckout(started, wt, o);
-    if (r.spawnError || r.timedOut || r.exitCode !== 0)
-      throw new InstallFailedError(
-        `the dependency install (${install.command.join(" ")}) ${r.timedOut ? "timed out" : `exited with ${r.exitCode ?? r.spawnError ?? r.signal}`}`,
-        r.timedOut ? void 0 : missingProgram({ ...query, output: logSince(o.logFile, from), exitCode: r.exitCode })
-      );
-    const kept = (0,external_node_path_namespaceObject.join)(work, "kept");
-    (0,external_node_fs_namespaceObject.mkdirSync)(kept);
-    for (const p of install.paths) {
-      if (!(0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(wt, p))) continue;
-      (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.join)(kept, p, ".."), { recursive: true });
-      (0,external_node_fs_namespaceObject.renameSync)((0,external_node_path_namespaceObject.join)(wt, p), (0,external_node_path_namespaceObject.join)(kept, p));
-    }
-    try {
-      (0,external_node_fs_namespaceObject.renameSync)(kept, dir);
-    } catch (e) {
-      if (!(0,external_node_fs_namespaceObject.existsSync)(dir)) throw e;
-    }
-    return dir;
-  } finally {
-    await removeCheckout(repo, wt);
-    await removeTree(work);
-  }
-}
-async function verifyOnCleanCheckout(o, verify, env) {
-  const failed = (why, missing) => {
-    appendCapped(o.logFile, `[school] verification could not run: ${why}
-`, o.config.dispatch.logMaxBytes);
-    return { exitCode: null, timedOut: false, durationMs: 0, ...missing ? { missing } : {} };
-  };
-  (0,external_node_fs_namespaceObject.mkdirSync)(o.scratch, { recursive: true });
-  const repo = (0,external_node_path_namespaceObject.resolve)(o.config.repoPath);
-  let deps;
-  try {
-    deps = await dependencies(o, env);
-  } catch (e) {
-    const missing = e instanceof InstallFailedError ? e.missing : void 0;
-    return failed(e.message, missing && { ...missing, stage: "install" });
-  }
-  const work = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)(o.scratch, "verify-"));
-  let wt;
-  try {
-    wt = await addCheckout(repo, work, o.baseSha);
-    if (o.patch.trim()) {
-      const touched = await patchFiles(repo, o.baseSha, o.patch);
-      const links = touched.ok ? touched.files.filter((f) => f.gitlink).map((f) => f.path) : [];
-      if (links.length)
-        return failed(
-          `the change adds or changes submodule(s) (gitlink, mode 160000): ${links.slice(0, 10).join(", ")}; a crew's change never holds one`
-        );
-      const file = (0,external_node_path_namespaceObject.join)(work, "crew.patch");
-      (0,external_node_fs_namespaceObject.writeFileSync)(file, o.patch);
-      const applied = await clean_checkout_git(wt, ["apply", "--binary", "--whitespace=nowarn", file]);
-      if (!applied.ok) return failed(`the change does not apply at the base: ${applied.output.trim()}`);
-    }
-    const shown = (o.config.dispatch.install?.paths ?? []).filter((p) => deps && (0,external_node_fs_namespaceObject.existsSync)((0,external_node_path_namespaceObject.join)(deps, p))).map((p) => {
-      if (o.sandbox.confined) (0,external_node_fs_namespaceObject.mkdirSync)((0,external_node_path_namespaceObject.join)(wt, p), { recursive: true });
-      else (0,external_node_fs_namespaceObject.symlinkSync)((0,external_node_path_namespaceObject.join)(deps, p), (0,external_node_path_namespaceObject.join)(wt, p));
-      return { source: (0,external_node_path_namespaceObject.join)(deps, p), path: (0,external_node_path_namespaceObject.join)(wt, p) };
-    });
-    const started = await o.sandbox.confine(verify, env, {
-      cwd: wt,
-      readOnly: [wt],
-      readOnlyAt: shown,
-      home: o.sandbox.freshHome("verify"),
-      allow: o.config.sandbox.allow
-    });
-    const from = logSize(o.logFile);
-    const run = await runInCheckout(started, wt, o, o.onSpawn);
-    const missing = run.exitCode === 127 ? missingProgram({
-      output: logSince(o.logFile, from),
-      exitCode: 127,
-      command: verify,
-      hostPath: env.PATH ?? ""
-    }) : void 0;
-    return missing ? { ...run, missing: { ...missing, stage: "verify" } } : run;
-  } catch (e) {
-    if (e.name === "ProgramNotFoundError") {
-      const missing = missingProgram({
-        output: "",
-        exitCode: null,
-        command: verify,
-        hostPath: env.PATH ?? "",
-        notFound: verify[0]
-      });
-      return failed(`\`${verify[0]}\` was not found on PATH`, missing && { ...missing, stage: "verify" });
-    }
-    return failed(e.message);
-  } finally {
-    if (wt) await removeCheckout(repo, wt);
-    await removeTree(work);
-  }
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/crew/disk-watch.js
+
 
 
 
@@ -75659,11 +78490,20 @@ class DiskWatch {
     this.baseline = await this.measure();
     this.schedule();
   }
-  /** Stops watching; a scan under way is awaited (its hit still counts). */
+  /** Stops watching; a scan under way is awaited (its hit still counts); then reads the logs. */
   async stop() {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.scan;
+    if (this.hit) return;
+    const refused = refusedWrite(this.o.logs ?? []);
+    if (refused) {
+      const max = this.o.names?.max ?? "sandbox.limits.diskMiB";
+      this.report({
+        reason: `the crew wrote more than ${max} (${Math.round(this.o.maxBytes / disk_watch_MiB)} MiB): a file it wrote reached the limit and the kernel refused the write (${refused})`,
+        fault: "crew"
+      });
+    }
   }
   schedule() {
     if (this.stopped || this.hit) return;
@@ -75689,7 +78529,7 @@ class DiskWatch {
     const names = this.o.names ?? { max: "sandbox.limits.diskMiB", floor: "dispatch.minFreeDiskGiB" };
     if (wrote > this.o.maxBytes) {
       return this.report({
-        reason: `the crew wrote more than ${Math.round(this.o.maxBytes / disk_watch_MiB)} MiB (${names.max}): ${Math.round(wrote / disk_watch_MiB)} MiB in its worktree, HOME and /tmp; its processes were killed`,
+        reason: `the crew wrote more than ${names.max} (${Math.round(this.o.maxBytes / disk_watch_MiB)} MiB): ${Math.round(wrote / disk_watch_MiB)} MiB in its worktree, HOME and /tmp; its processes were killed`,
         fault: "crew"
       });
     }
@@ -75708,6 +78548,26 @@ class DiskWatch {
     this.hit = hit;
     this.o.onHit(hit);
   }
+}
+const REFUSED = /File size limit exceeded|signal: 'SIGXFSZ'|Signals\.SIGXFSZ|EFBIG: file too large|\[Errno 27\] File too large/;
+const LOG_TAIL_BYTES = 8 * disk_watch_MiB;
+function refusedWrite(logs) {
+  for (const file of logs) {
+    let fd;
+    try {
+      fd = (0,external_node_fs_namespaceObject.openSync)(file, "r");
+      const size = (0,external_node_fs_namespaceObject.fstatSync)(fd).size;
+      const length = Math.min(size, LOG_TAIL_BYTES);
+      const buf = Buffer.alloc(length);
+      (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, length, size - length);
+      const line = buf.toString("utf8").split("\n").find((l) => REFUSED.test(l));
+      if (line) return `${REFUSED.exec(line)[0]} in ${file.slice(file.lastIndexOf("/") + 1)}`;
+    } catch {
+    } finally {
+      if (fd !== void 0) (0,external_node_fs_namespaceObject.closeSync)(fd);
+    }
+  }
+  return void 0;
 }
 
 
@@ -75968,9 +78828,19 @@ class CrewProcesses {
   verify = -1;
   /** What the running crew writes to the host disk (./disk-watch.ts). */
   watch;
+  /** The runner was told to stop (SIGTERM/SIGINT): whatever starts now is ended at once. */
+  halted = false;
   spawned(kind, pgid) {
     this[kind] = pgid;
-    if (this.watch?.hit) killGroup(pgid, "SIGKILL");
+    if (this.watch?.hit || this.halted) killGroup(pgid, "SIGKILL");
+  }
+  /** Ends the running student and verification: SIGTERM, then SIGKILL after `graceMs`. */
+  halt(graceMs) {
+    this.halted = true;
+    const groups = [this.student, this.verify].filter((g) => g > 0 && groupAlive(g));
+    for (const g of groups) killGroup(g, "SIGTERM");
+    if (groups.length)
+      setTimeout(() => groups.filter(groupAlive).forEach((g) => killGroup(g, "SIGKILL")), graceMs).unref();
   }
 }
 function crewSandbox(spec, scratch, log, host) {
@@ -76003,7 +78873,8 @@ function watchDisk(i) {
       for (const pgid of [groups.student, groups.verify])
         if (pgid > 0 && groupAlive(pgid)) killGroup(pgid, "SIGKILL");
     },
-    onWarning: (m) => void i.alert("disk-unmeasured", m)
+    onWarning: (m) => void i.alert("disk-unmeasured", m),
+    ...i.logs ? { logs: i.logs } : {}
   });
 }
 async function confinement(place, i, { agent, sandbox }) {
@@ -76049,6 +78920,7 @@ async function confinement(place, i, { agent, sandbox }) {
       {
         config: spec.config,
         baseSha: spec.baseSha,
+        fences: crew.fences,
         patch,
         scratch: (0,external_node_path_namespaceObject.join)(scratch, "checkouts"),
         depsRoot: (0,external_node_path_namespaceObject.join)(spec.runtimeDir, "deps"),
@@ -76287,6 +79159,7 @@ class Session {
   turn(left) {
     const { i, r } = this;
     const { agent, paths } = i;
+    i.spend.meter?.beginTurn(r.corrections);
     const resume = this.resuming?.sessionId ?? (r.corrections > 0 ? r.session : void 0);
     return runTurn(budgetedAgent(agent, left), {
       cwd: i.work.worktree,
@@ -76296,7 +79169,9 @@ class Session {
           ...quietCli(agent),
           ...i.crewVars,
           SCHOOL_BRIEF: this.briefPath,
-          SCHOOL_CORRECTION_TURN: String(r.corrections)
+          // Set on correction turns only: a student tests `if (process.env.SCHOOL_CORRECTION_TURN)`,
+          // which "0" would make true on its first turn (unset here also drops a passed one).
+          SCHOOL_CORRECTION_TURN: r.corrections > 0 ? String(r.corrections) : void 0
         }
       }),
       limits: {
@@ -76352,15 +79227,25 @@ class Session {
    */
   async charge(left) {
     const { i, r } = this;
-    if (!r.ending.usage) return false;
-    const cost = boundTurnCost(i.agent, r.ending.usage, left);
+    const meter = i.spend.meter;
+    const metered = meter ? await meter.turnUsd(r.corrections) : 0;
+    if (!r.ending.usage && !metered) return false;
+    const cost = boundTurnCost(i.agent, r.ending.usage ?? {}, left, metered);
     r.ending = { ...r.ending, usage: cost.usage };
     const reported = { ...cost.usage, costUsd: cost.reportedUsd };
     await recordCrewSpend(i.spend.layout, i.spend.of, reported, r.corrections, {
-      ...left !== void 0 ? { maxUsd: left } : {}
+      ...left !== void 0 ? { maxUsd: Math.max(0, left - metered) } : {},
+      ...metered ? { meteredUsd: metered } : {}
     });
     this.spentUsd += cost.usage.costUsd ?? 0;
     const budget = i.spend.budgetUsd;
+    const refused = meter?.refusedFor(r.corrections);
+    if (refused) {
+      r.usage = addUsage(r.usage, cost.usage);
+      r.ending = meteredBudgetEnding(refused, metered, cost.reportedUsd);
+      await i.spend.alert?.("cost-over-budget", r.ending.reason);
+      return true;
+    }
     if (!cost.over || budget === void 0 || left === void 0) return false;
     const over = { turn: r.corrections + 1, reportedUsd: cost.reportedUsd, leftUsd: left };
     r.usage = addUsage(r.usage, cost.usage);
@@ -76375,17 +79260,20 @@ class Session {
     const v = await i.check.runVerify(command, this.verifyEnv, frozen.patch);
     const log = redact_redactText(readLogText(i.paths.verifyLog, i.limits.logMaxBytes));
     r.verificationLog = log;
+    const passed = !v.environment && v.notApplied === void 0 && (v.passed ?? (v.exitCode === 0 && !v.timedOut));
     r.verification = {
       command: [...command],
       exitCode: v.exitCode,
-      passed: v.exitCode === 0 && !v.timedOut,
+      passed,
       durationMs: v.durationMs,
       logDigest: schema_sha256(log),
       baseSha: i.work.baseSha,
       diffSha: frozen.sha,
-      timedOut: v.timedOut
+      timedOut: v.timedOut,
+      ...findings(v)
     };
     if (v.missing) r.missing = v.missing;
+    if (v.baseRed) await i.spend.alert?.("base-red", v.baseRed);
     return { ...v, log };
   }
   /**
@@ -76394,7 +79282,10 @@ class Session {
    */
   correction(command, v) {
     const { i, r } = this;
-    if (r.verification.passed || r.missing || r.corrections >= i.limits.maxCorrections) return false;
+    const v1 = r.verification;
+    const redBase = v1.environment?.kind === "base_red";
+    if (v1.passed || r.missing || v1.environment && !redBase || r.corrections >= i.limits.maxCorrections)
+      return false;
     if (i.agent.kind !== "command" && !r.session) return false;
     r.corrections++;
     const correction = renderCorrection({
@@ -76403,7 +79294,8 @@ class Session {
       command,
       exitCode: v.exitCode,
       timedOut: v.timedOut,
-      output: tail(v.log, 16e3)
+      output: tail(v.log, 16e3),
+      ...redBase ? { baseRed: true } : {}
     });
     this.briefPath = i.paths.correction(r.corrections);
     writeTextAtomic(this.briefPath, `${(0,external_node_fs_namespaceObject.readFileSync)(i.paths.brief, "utf8")}
@@ -76411,6 +79303,23 @@ ${correction}`);
     this.prompt = correction;
     return true;
   }
+}
+function findings(v) {
+  const out = {};
+  for (const k of [
+    "environment",
+    "notApplied",
+    "base",
+    "failToPass",
+    "passToPass",
+    "passToPassCount",
+    "broken",
+    "reset"
+  ])
+    if (v[k] !== void 0) out[k] = v[k];
+  if (out.environment) out.environment = { ...out.environment, reason: redact_redactText(out.environment.reason) };
+  if (out.notApplied !== void 0) out.notApplied = redact_redactText(out.notApplied);
+  return out;
 }
 function notFoundEnding(agent, turn, studentLog) {
   if (turn.ending.kind !== "failed" || turn.process.exitCode !== 127) return turn.ending;
@@ -76444,6 +79353,245 @@ function quietCli(agent) {
 
 async function runSession(i) {
   return new Session(i).run();
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/agents/pricing.js
+
+const PRICES_TAKEN = "2025-11-24";
+const anthropic = (input, output) => ({
+  inputPerMTok: input,
+  outputPerMTok: output,
+  // The prompt cache: a 5-minute write costs 1.25× input, a read 0.1× input.
+  cacheWritePerMTok: round(input * 1.25),
+  cachedInputPerMTok: round(input * 0.1)
+});
+const openai = (input, cached, output) => ({
+  inputPerMTok: input,
+  cachedInputPerMTok: cached,
+  outputPerMTok: output
+});
+const DEFAULT_PRICES = {
+  "claude-opus-4-5": anthropic(5, 25),
+  "claude-opus-4-1": anthropic(15, 75),
+  "claude-opus-4": anthropic(15, 75),
+  "claude-sonnet-4-5": anthropic(3, 15),
+  "claude-sonnet-4": anthropic(3, 15),
+  "claude-3-7-sonnet": anthropic(3, 15),
+  "claude-haiku-4-5": anthropic(1, 5),
+  "claude-3-5-haiku": anthropic(0.8, 4),
+  "claude-3-haiku": anthropic(0.25, 1.25),
+  "gpt-5.1": openai(1.25, 0.125, 10),
+  "gpt-5.1-codex": openai(1.25, 0.125, 10),
+  "gpt-5.1-codex-max": openai(1.25, 0.125, 10),
+  "gpt-5.1-codex-mini": openai(0.25, 0.025, 2),
+  "gpt-5": openai(1.25, 0.125, 10),
+  "gpt-5-codex": openai(1.25, 0.125, 10),
+  "gpt-5-mini": openai(0.25, 0.025, 2),
+  "gpt-5-nano": openai(0.05, 5e-3, 0.4),
+  "gpt-5-pro": openai(15, 15, 120),
+  "gpt-4.1": openai(2, 0.5, 8),
+  "gpt-4.1-mini": openai(0.4, 0.1, 1.6),
+  "gpt-4.1-nano": openai(0.1, 0.025, 0.4),
+  "gpt-4o": openai(2.5, 1.25, 10),
+  "gpt-4o-mini": openai(0.15, 0.075, 0.6),
+  o3: openai(2, 0.5, 8),
+  "o3-pro": openai(20, 20, 80),
+  "o3-mini": openai(1.1, 0.55, 4.4),
+  "o4-mini": openai(1.1, 0.275, 4.4),
+  "codex-mini-latest": openai(1.5, 0.375, 6)
+};
+function providerOf(model) {
+  return /^(anthropic\.)?claude/i.test(model) ? "anthropic" : "openai";
+}
+function priceTable(configured = {}) {
+  return { ...DEFAULT_PRICES, ...configured };
+}
+function priceEntry(table, model) {
+  const name = model.toLowerCase().replace(/^anthropic\./, "");
+  const keys = Object.keys(table);
+  const own = keys.find((k) => k.toLowerCase() === name);
+  if (own) return own;
+  return keys.filter((k) => name.startsWith(k.toLowerCase()) && /^[-.@:_]/.test(name.slice(k.length))).sort((a, b) => b.length - a.length)[0];
+}
+function dearestRate(table, api) {
+  const own = Object.entries(table).filter(([k]) => providerOf(k) === api).map(([, p]) => p);
+  const all = own.length ? own : Object.values(table);
+  const max = (f) => Math.max(0, ...all.map(f));
+  return {
+    inputPerMTok: max((p) => p.inputPerMTok),
+    cachedInputPerMTok: max((p) => p.cachedInputPerMTok),
+    cacheWritePerMTok: max((p) => p.cacheWritePerMTok ?? p.inputPerMTok),
+    outputPerMTok: max((p) => p.outputPerMTok)
+  };
+}
+function priceUsage(u, table) {
+  const entry = u.model ? priceEntry(table, u.model) : void 0;
+  const pricing = entry ? table[entry] : dearestRate(table, u.api);
+  const usd = priceTokens(
+    { input: u.input, output: u.output, cachedInput: u.cachedInput, cacheCreation: u.cacheCreation },
+    pricing
+  ) ?? 0;
+  return { usd, ...entry ? { entry } : { unknown: u.model ?? "(no model named)" } };
+}
+function round(n) {
+  return Math.round(n * 1e6) / 1e6;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/agents/usage-meter.js
+
+
+
+
+
+const MINUTE_MS = 6e4;
+class CrewMeter {
+  constructor(o) {
+    this.o = o;
+    this.prices = priceTable(o.config.sandbox.keyProxy.prices);
+    this.now = o.now ?? (() => /* @__PURE__ */ new Date());
+  }
+  o;
+  run = (0,external_node_crypto_.randomBytes)(6).toString("hex");
+  prices;
+  now;
+  seq = 0;
+  turn = 0;
+  /** Charged, not yet in the ledger (or never: its append failed): counted by every admission. */
+  pendingUsd = 0;
+  writes = /* @__PURE__ */ new Set();
+  sent = [];
+  unpriced = /* @__PURE__ */ new Set();
+  rateCapped = false;
+  /** Budget refusals, by turn: the session ends the crew naming the budget. */
+  refusals = /* @__PURE__ */ new Map();
+  /** The turn the next answers belong to (0: the first, n: correction n). */
+  beginTurn(turn) {
+    this.turn = turn;
+  }
+  /** Every request of the crew's API, whatever its path: the rate cap, then the budgets. */
+  admit() {
+    const now = this.now();
+    const t = now.getTime();
+    while (this.sent.length && this.sent[0] <= t - MINUTE_MS) this.sent.shift();
+    const rpm = this.o.config.sandbox.keyProxy.requestsPerMinute;
+    if (this.sent.length >= rpm) {
+      const message = `this crew sent ${this.sent.length} requests in the last minute, the most sandbox.keyProxy.requestsPerMinute (${rpm}) allows; retry later`;
+      if (!this.rateCapped) {
+        this.rateCapped = true;
+        void this.o.alert?.("request-rate-capped", `the key proxy answered 429: ${message}`);
+      }
+      return { kind: "rate", message, retryAfterSeconds: (this.sent[0] + MINUTE_MS - t) / 1e3 };
+    }
+    const spent = this.spentBudget(now);
+    if (spent) {
+      this.refusals.set(this.turn, spent);
+      return { kind: "budget", message: spent };
+    }
+    this.sent.push(t);
+    return void 0;
+  }
+  charge(usage) {
+    const priced = priceUsage(usage, this.prices);
+    if (priced.unknown && !this.unpriced.has(priced.unknown)) {
+      this.unpriced.add(priced.unknown);
+      void this.o.alert?.(
+        "model-unpriced",
+        `the key proxy saw model ${priced.unknown}, which sandbox.keyProxy.prices and the built-in prices do not name: its answers are priced at the most expensive ${usage.api} rate; add its price to sandbox.keyProxy.prices`
+      );
+    }
+    const { crewId, issueNumber, agent } = this.o.who;
+    const usd2 = priced.usd;
+    this.pendingUsd += usd2;
+    const key = `${crewId}:metered:${this.run}-${++this.seq}`;
+    const write = recordSpend(
+      this.o.layout,
+      key,
+      {
+        costUsd: usd2,
+        crewId,
+        issueNumber,
+        agent,
+        source: "metered",
+        turn: this.turn,
+        ...usage.model ? { model: usage.model } : {},
+        tokens: {
+          input: usage.input,
+          output: usage.output,
+          ...usage.cachedInput ? { cachedInput: usage.cachedInput } : {}
+        }
+      },
+      this.now()
+    ).then(
+      () => {
+        this.pendingUsd -= usd2;
+      },
+      (e) => (
+        // Kept as pending: the budgets still count what the API billed.
+        this.o.alert?.(
+          "spend-unrecorded",
+          `a metered answer ($${usd2.toFixed(4)}) could not be written to the spend ledger: ${e.message.slice(0, 300)}`
+        )
+      )
+    );
+    this.writes.add(write);
+    void write.finally(() => this.writes.delete(write));
+  }
+  /** Waits for every charge so far to be in the ledger. */
+  async settle() {
+    while (this.writes.size) await Promise.allSettled([...this.writes]);
+  }
+  /** The metered spend of one turn of the crew, from the ledger (every runner's rows), once settled. */
+  async turnUsd(turn) {
+    await this.settle();
+    const { crewId } = this.o.who;
+    let usd2 = 0;
+    for (const e of new EventLog(this.o.layout.file("spend")).read().events) {
+      const d = e.data;
+      if (e.type === "spend.recorded" && d?.source === "metered" && d.crewId === crewId && d.turn === turn)
+        usd2 += d.costUsd;
+    }
+    return Math.round(usd2 * 1e6) / 1e6;
+  }
+  /** Why the proxy refused a request of this turn for a spent budget, if it did. */
+  refusedFor(turn) {
+    return this.refusals.get(turn);
+  }
+  /** The first budget spent, as the refusal says it; undefined while every one has some left. */
+  spentBudget(now) {
+    const spend = withPending(readSpend(this.o.layout), this.o.who, this.pendingUsd, now);
+    const reached = budgetStandings(this.o.config, spend, now, [this.o.who.crewId]).find(
+      (b) => b.reached && (b.kind !== "agent-daily" || b.agent === this.o.who.agent)
+    );
+    return reached ? refusalText(reached) : void 0;
+  }
+}
+function withPending(s, who, usd2, now) {
+  if (usd2 <= 0) return s;
+  const day = now.toISOString().slice(0, 10);
+  const days = { ...s.days };
+  const d = days[day] ?? { usd: 0, agents: {} };
+  days[day] = { usd: d.usd + usd2, agents: { ...d.agents, [who.agent]: (d.agents[who.agent] ?? 0) + usd2 } };
+  const crews = { ...s.crews };
+  const c = crews[who.crewId] ?? { usd: 0, day };
+  crews[who.crewId] = { ...c, usd: c.usd + usd2 };
+  return { ...s, totalUsd: s.totalUsd + usd2, days, crews };
+}
+const usage_meter_usd = (n) => `$${n.toFixed(2)}`;
+function refusalText(b) {
+  const spent = usage_meter_usd(b.spentUsd ?? 0);
+  const of = `${spent} of ${usage_meter_usd(b.limitUsd)} (${b.field})`;
+  switch (b.kind) {
+    case "crew":
+      return `the school's budget for this crew is spent: ${of}`;
+    case "school-daily":
+      return `the school's budget for today (UTC) is spent: ${of}`;
+    case "agent-daily":
+      return `the school's budget for agent ${b.agent ?? "?"} today (UTC) is spent: ${of}`;
+    case "school-cap":
+      return `the school's spend cap is reached: ${of}`;
+  }
 }
 
 
@@ -76553,6 +79701,8 @@ function studentArgv(command, baseDir) {
 
 
 
+
+
 async function crewSession(place, i, r) {
   const { crew, spec, classroom, paths } = place;
   const { slot, worktree } = i;
@@ -76567,16 +79717,23 @@ async function crewSession(place, i, r) {
     SCHOOL_ATTEMPT: String(crew.attempt)
   };
   const { dispatch } = spec.config;
+  const of = { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id };
+  const meter = new CrewMeter({ layout: place.layout, who: of, config: spec.config, alert: i.alert });
+  i.answers.meter = meter;
   const { keyProxied, launch, runVerify, revision } = await confinement(place, i, r);
-  const session = await runSession({
+  let frozenSha;
+  const run = runSession({
     agent,
     paths,
     crewVars,
     spend: {
       layout: place.layout,
-      of: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
+      of,
       budgetUsd: dispatch.crewBudgetUsd,
-      alert: i.alert
+      alert: i.alert,
+      // Also without the proxy (a collected crew): the metered rows a dead runner wrote for its turn
+      // are in the ledger, and the turn's report counts only beyond them.
+      meter
     },
     limits: {
       timeoutMs: dispatch.crewTimeoutSeconds * 1e3,
@@ -76595,23 +79752,54 @@ async function crewSession(place, i, r) {
       // Before the toolkit runs git in the worktree again, the shared git directory is put back.
       afterTurn: () => putBackGit(i, spec.baseSha, classroom.workdir(slot)),
       freeze: async () => {
-        const patch = redact_redactText((await classroom.collect(slot, spec.baseSha)).patch.toString("utf8"));
-        return { patch, sha: schema_sha256(patch) };
+        const bytes = (await classroom.collect(slot, spec.baseSha)).patch;
+        const patch = patchText(bytes, crew.crewId);
+        refuseSecrets(patch);
+        frozenSha = schema_sha256(bytes);
+        return { patch, sha: frozenSha };
       }
     },
     check: {
       ...dispatch.verify ? { verify: dispatch.verify } : {},
       verifies: classroom.verifies,
-      runVerify
+      runVerify: (argv, env, patch) => {
+        if (schema_sha256(Buffer.from(patch, "utf8")) !== frozenSha)
+          throw new PatchIntegrityError(crew.crewId, "handed to the verification is not the one frozen");
+        return runVerify(argv, env, patch);
+      }
     },
     sandboxed: sandbox.confined,
     ...revision ? { revision } : {}
   });
+  const session = await run.catch(async (e) => {
+    if (e instanceof PatchIntegrityError) {
+      await i.alert("patch-integrity", e.message);
+      throw new AbortCrew(e.message);
+    }
+    if (!(e instanceof SecretInPatchError)) throw e;
+    await i.alert("secret-in-patch", e.message);
+    return refusedSession(e);
+  });
   return { session, keyProxied };
+}
+const crew_session_refused = /* @__PURE__ */ new WeakSet();
+function refusedSession(e) {
+  const s = {
+    ending: { kind: "failed", reason: e.message },
+    verification: null,
+    corrections: 0
+  };
+  crew_session_refused.add(s);
+  return s;
+}
+function refusedForSecret(s) {
+  return crew_session_refused.has(s);
 }
 
 
 ;// CONCATENATED MODULE: ./.build/src/crew/crew-bookbag.js
+
+
 
 
 
@@ -76622,8 +79810,21 @@ async function keepBookbag(place, i, { item, agent, sandbox }, b, session) {
   const { ending, usage, report, verificationLog, corrections } = session;
   const verification = session.verification;
   const collected = await place.classroom.collect(i.slot, spec.baseSha);
-  const diff = redact_redactText(collected.patch.toString("utf8"));
-  const classified = classifyEnding(ending, verification, corrections, session.missing);
+  let text;
+  try {
+    text = patchText(collected.patch, crew.crewId);
+  } catch (e) {
+    if (!(e instanceof PatchIntegrityError)) throw e;
+    await i.alert("patch-integrity", e.message);
+    throw new AbortCrew(e.message);
+  }
+  const secrets = scanPatch(text);
+  let classified = classifyEnding(ending, verification, corrections, session.missing);
+  if (secrets.length) {
+    const reason = `secret_in_patch: ${describeSecrets(secrets)}`;
+    if (!refusedForSecret(session)) await i.alert("secret-in-patch", reason);
+    classified = { outcome: "failed", reason };
+  }
   const store = sessionToKeep({
     agent,
     confined: sandbox.confined,
@@ -76645,7 +79846,8 @@ async function keepBookbag(place, i, { item, agent, sandbox }, b, session) {
     briefSha: b.briefSha,
     changedFiles: collected.changedFiles,
     outcome: classified.outcome,
-    verification,
+    // A refused change was not verified as kept: there is nothing kept to vouch for.
+    verification: secrets.length ? null : verification,
     ...usage ? { usage } : {},
     correctionTurns: corrections,
     ...session.session ? { agentSession: session.session } : {},
@@ -76663,12 +79865,13 @@ async function keepBookbag(place, i, { item, agent, sandbox }, b, session) {
       startedAt: i.startedAt,
       finishedAt: (/* @__PURE__ */ new Date()).toISOString(),
       durationMs: performance.now() - i.started
-    }
+    },
+    ...secrets.length ? { refusal: { code: "secret_in_patch", findings: secrets } } : {}
   };
   const brief = (0,external_node_fs_namespaceObject.readFileSync)(place.paths.brief, "utf8");
   writeBookbag(place.layout.bookbag(crew.crewId), {
     record,
-    diff,
+    diff: secrets.length ? Buffer.alloc(0) : collected.patch,
     report,
     verificationLog,
     brief,
@@ -76793,7 +79996,8 @@ async function finishCrew(place, f) {
       ...end.preVerify && outcome === "aborted" ? { preVerify: true } : {},
       ...end.infra && outcome === "aborted" ? { infra: true } : {},
       ...end.orphaned && outcome === "aborted" ? { orphaned: true } : {},
-      ...end.upstream ? { upstream: end.upstream } : {}
+      ...end.upstream ? { upstream: end.upstream } : {},
+      ...end.confirmed && outcome === "usage_limit" ? { confirmed: end.confirmed } : {}
     }),
     event_log_event("lease.released", `released:${spec.crewId}`, { crewId: spec.crewId, reason: `crew ${outcome}` })
   ]);
@@ -76806,6 +80010,7 @@ async function finishCrew(place, f) {
       reason,
       agent: crew.agent,
       ...end.upstream ? { upstream: end.upstream } : {},
+      ...end.confirmed ? { confirmed: end.confirmed } : {},
       ...end.resetAt ? { until: end.resetAt } : {}
     },
     /* @__PURE__ */ new Date(),
@@ -76840,7 +80045,120 @@ async function enqueueGrading({ spec, crew, layout }, { item, agent, end }) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/dispatch/limit-probe.js
+function corroboratingCrew(registry, c, at, windowMs) {
+  const since = at.getTime() - windowMs;
+  for (const other of Object.values(registry.crews)) {
+    if (other.crewId === c.crewId || other.agent !== c.agent || other.issueNumber === c.issueNumber) continue;
+    if (other.status !== "finished") continue;
+    if (other.outcome !== "limit_unconfirmed" && other.outcome !== "usage_limit") continue;
+    const finished = Date.parse(other.finishedAt ?? "");
+    if (Number.isFinite(finished) && finished >= since && finished <= at.getTime()) return other.crewId;
+  }
+  return void 0;
+}
+async function confirmClaim(o) {
+  const other = corroboratingCrew(o.registry, o.crew, o.at, o.windowMs);
+  if (other)
+    return {
+      confirmed: {
+        by: "crews",
+        said: `crew ${other} of another issue of agent ${o.crew.agent} reported it too within the window`
+      }
+    };
+  const p = await o.probe();
+  if (p.limited)
+    return {
+      confirmed: {
+        by: "probe",
+        said: p.reason,
+        ...p.resetAt ? { resetAt: p.resetAt } : {},
+        ...p.upstream ? { upstream: p.upstream } : {}
+      }
+    };
+  return { unconfirmed: p.reason };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/agents/probe.js
+
+
+
+
+
+
+
+
+
+const PROBE_PROMPT = "Reply with OK";
+const PROBE_TIMEOUT_MS = 12e4;
+async function probeAgent(i) {
+  const { agent, sandbox } = i;
+  removeTreeSync(i.dir);
+  const work = (0,external_node_path_namespaceObject.join)(i.dir, "work");
+  const out = (0,external_node_path_namespaceObject.join)(i.dir, "out");
+  (0,external_node_fs_namespaceObject.mkdirSync)(work, { recursive: true, mode: 448 });
+  (0,external_node_fs_namespaceObject.mkdirSync)(out, { recursive: true, mode: 448 });
+  const brief = (0,external_node_path_namespaceObject.join)(i.dir, "probe-brief.md");
+  (0,external_node_fs_namespaceObject.writeFileSync)(brief, "");
+  const files = {
+    log: (0,external_node_path_namespaceObject.join)(i.dir, "probe.log"),
+    brief,
+    usage: (0,external_node_path_namespaceObject.join)(out, "usage.json"),
+    report: (0,external_node_path_namespaceObject.join)(out, "report.md")
+  };
+  const home = sandbox.freshHome("probe");
+  if (sandbox.confined) copyHomeFiles({ agentId: agent.id, files: agent.homeFiles ?? [], home });
+  const keys = sandbox.keyProxyable ? keyProxyPlan(agent, i.hostEnv) : void 0;
+  const allow = [...agentAllowList(agent, i.hostEnv, keys), ...i.allow];
+  const started = /* @__PURE__ */ new Date();
+  const turn = await runTurn(agent, {
+    cwd: work,
+    env: childEnv({
+      pass: agent.passEnv,
+      set: {
+        ...quietCli(agent),
+        SCHOOL_PROBE: "1",
+        SCHOOL_BRIEF: brief,
+        SCHOOL_USAGE_FILE: files.usage,
+        SCHOOL_REPORT_FILE: files.report,
+        SCHOOL_WORKTREE: work
+      }
+    }),
+    prompt: PROBE_PROMPT,
+    limits: { timeoutMs: i.timeoutMs ?? PROBE_TIMEOUT_MS, ...i.graceMs ? { graceMs: i.graceMs } : {} },
+    files,
+    spawn: {
+      commandArgv: i.commandArgv,
+      launch: async (argv, env) => {
+        const t = await keyProxyTurn(sandbox, keys, { argv, env, allow }, i.answers);
+        return sandbox.confine(t.argv, t.env, { cwd: work, writable: [i.dir], home, allow: t.allow });
+      }
+    },
+    ...sandbox.confined ? { sandboxed: {} } : {}
+  });
+  const seen = keys ? limitEvidence(i.answers, "usage_limit", started) : void 0;
+  if (seen)
+    return {
+      limited: true,
+      reason: `the API answered the probe ${describeUpstream(seen.limit, seen.type)}`,
+      upstream: seen.limit
+    };
+  const { ending } = turn;
+  if (ending.kind === "usage_limit")
+    return {
+      limited: true,
+      reason: `the probe answered with the limit too (${ending.reason})`,
+      ...ending.resetAt ? { resetAt: ending.resetAt } : {}
+    };
+  return { limited: false, reason: `the probe ended ${ending.kind}: ${ending.reason}` };
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/crew/crew.js
+
+
+
 
 
 
@@ -76909,6 +80227,7 @@ class CrewRun {
     const scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
     const out = (0,external_node_path_namespaceObject.join)(scratch, "out");
     this.place = { spec, layout, crew, classroom, scratch, out, paths: crewPaths(scratch, out) };
+    deps.stop?.addEventListener("abort", () => this.groups.halt(spec.graceMs), { once: true });
   }
   deps;
   collecting;
@@ -76939,6 +80258,11 @@ class CrewRun {
   keyProxied = false;
   stopBeat = () => {
   };
+  /** Why the runner was told to stop, once it was. */
+  get stopped() {
+    const s = this.deps.stop;
+    return s?.aborted ? String(s.reason ?? "the crew runner was told to stop") : void 0;
+  }
   /** The slot's worktree. */
   get worktree() {
     return this.place.classroom.workdir(this.slot);
@@ -77015,7 +80339,8 @@ class CrewRun {
     const sandbox = this.sandbox = crewSandbox(spec, scratch, this.log, this.hostEnv);
     this.dirs = await place.classroom.gitDirs(this.slot);
     const { log, groups, alert, worktree } = this;
-    const watch = groups.watch = watchDisk({ spec, worktree, scratch, log, groups, alert });
+    const logs = [place.paths.studentLog, place.paths.verifyLog];
+    const watch = groups.watch = watchDisk({ spec, worktree, scratch, log, groups, alert, logs });
     await watch.start();
     const r = await this.live({ item, agent, sandbox }).finally(() => watch.stop());
     end.outcome = r.outcome;
@@ -77030,7 +80355,9 @@ class CrewRun {
       end.reason = `${watch.hit.reason}; ${r.reason}`;
       await this.alert("disk-limit", watch.hit.reason);
     }
-    this.limitScope(agent.id);
+    await this.limitScope(agent, sandbox);
+    if (this.stopped && !watch.hit && !hits.length)
+      [end.outcome, end.reason, end.infra] = ["cancelled", `stopped: ${this.stopped}; ${r.reason}`, false];
     if (end.infra) await this.alert(r.alert ?? "agent-could-not-start", r.reason);
     if (r.detail && end.outcome !== "succeeded")
       this.log.warning(`crew ${spec.crewId}: ${agent.id} said: ${redact_redactText(r.detail)}`);
@@ -77046,25 +80373,70 @@ class CrewRun {
   }
   /**
    * Whom a usage limit pauses: the school when the key proxy saw the API answer with a usage limit
-   * during this crew's run (the reset it named), else this agent alone (what the CLI printed, its
-   * error envelope included, a process inside the sandbox can write). An overload pauses nobody; the
-   * API's answer behind it is kept for the record.
+   * during this crew's run (the reset it named). Else the limit is the student's claim (what the CLI
+   * printed, its error envelope included, a process inside the sandbox can write): it pauses this
+   * agent alone once confirmed by a crew of another issue or by the school's own probe
+   * (src/dispatch/limit-probe.ts), and is the issue's alone (`limit_unconfirmed`) when not. With
+   * `dispatch.limitProbe: false` every claim pauses its agent. An overload pauses nobody; the API's
+   * answer behind it is kept for the record.
    */
-  limitScope(agentId) {
+  async limitScope(agent, sandbox) {
     const { end } = this;
+    const agentId = agent.id;
     if (end.outcome !== "usage_limit" && end.outcome !== "overloaded") return;
     const seen = limitEvidence(this.answers, end.outcome, new Date(this.startedAt));
     if (seen) {
       end.upstream = seen.limit;
       end.reason = `${end.reason}; the API answered ${describeUpstream(seen.limit, seen.type)}${end.outcome === "usage_limit" ? ": the school pauses" : ""}`;
-    } else if (end.outcome === "usage_limit")
-      end.reason = `${end.reason}; ${this.keyProxied ? "the API did not answer with a usage limit (its key proxy saw none)" : "the API's answers are not seen for this agent (no key proxy)"}: agent ${agentId} alone pauses`;
+      return;
+    }
+    if (end.outcome !== "usage_limit") return;
+    const api = this.keyProxied ? "the API did not answer with a usage limit (its key proxy saw none)" : "the API's answers are not seen for this agent (no key proxy)";
+    const { spec, layout, scratch } = this.place;
+    const { dispatch } = spec.config;
+    if (!dispatch.limitProbe || this.stopped) {
+      end.reason = `${end.reason}; ${api}: agent ${agentId} alone pauses`;
+      return;
+    }
+    const verdict = await confirmClaim({
+      registry: readCrewState(layout).registry,
+      crew: { crewId: spec.crewId, issueNumber: this.place.crew.issueNumber, agent: agentId },
+      at: /* @__PURE__ */ new Date(),
+      windowMs: dispatch.agentPauseMaxMinutes * 6e4,
+      probe: () => probeAgent({
+        agent,
+        sandbox,
+        hostEnv: this.hostEnv,
+        allow: spec.config.sandbox.allow,
+        dir: (0,external_node_path_namespaceObject.join)(scratch, "limit-probe"),
+        answers: this.answers,
+        commandArgv: (c) => studentArgv(c, spec.baseDir),
+        graceMs: spec.graceMs
+      }).catch((e) => ({ limited: false, reason: `the probe could not run: ${message(e)}` }))
+    });
+    if ("confirmed" in verdict) {
+      const c = verdict.confirmed;
+      end.confirmed = c.by;
+      if (c.upstream) {
+        end.upstream = c.upstream;
+        end.reason = `${end.reason}; ${c.said}: the school pauses`;
+      } else end.reason = `${end.reason}; ${api}; confirmed: ${c.said}: agent ${agentId} pauses`;
+      if (c.resetAt && !end.resetAt) end.resetAt = c.resetAt;
+      return;
+    }
+    end.outcome = "limit_unconfirmed";
+    end.reason = `${end.reason}; ${api}; not confirmed: ${verdict.unconfirmed}: the claim is this issue's alone (it goes behind the other issues), agent ${agentId} is not paused`;
   }
   /** Records why the crew was aborted; the classroom losing it is an interruption, said so. */
   async aborted(e) {
     const { end } = this;
     end.outcome = "aborted";
     end.reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${message(e)}`;
+    if (this.stopped) {
+      end.outcome = "cancelled";
+      end.reason = `stopped: ${this.stopped}; ${end.reason}`;
+      return;
+    }
     if (e instanceof ChangeTooLargeError) {
       end.outcome = "failed";
       end.reason = e.message;
@@ -77365,15 +80737,24 @@ async function runCrewFromSpec(specPath, context, jobStatus) {
   const dir = crewRuntimeDir(spec.runtimeDir, spec.crewId);
   (0,external_node_fs_namespaceObject.mkdirSync)(dir, { recursive: true });
   const logger = fileLogger((0,external_node_path_namespaceObject.join)(dir, "runner.log"));
+  const stop = new AbortController();
+  const onSignal = (signal) => {
+    logger.warning(`crew ${spec.crewId}: ${signal} received: ending the student, then the crew`);
+    stop.abort(`the crew runner received ${signal}`);
+  };
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
   try {
     logger.info(`crew ${spec.crewId}: runner pid ${process.pid} on daemon ${spec.daemonId}`);
-    const result = await runCrew(spec, { logger, jobStatus, context });
+    const result = await runCrew(spec, { logger, jobStatus, context, stop: stop.signal });
     logger.info(`crew ${spec.crewId}: ${result.outcome} (${result.reason})`);
     return RUNNER_EXIT.done;
   } catch (e) {
     logger.error(`crew ${spec.crewId}: ${message(e)}`);
     return e instanceof ClaimRefusedError || e instanceof ClassroomUnavailableError ? RUNNER_EXIT.refused : RUNNER_EXIT.error;
   } finally {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
     await logger.close();
   }
 }
@@ -77439,7 +80820,9 @@ async function driver_settle_settle(o, a, code, result, progress) {
       slot: c.slot,
       phase: "finished",
       elapsedMs,
-      outcome: c.outcome
+      outcome: c.outcome,
+      // Why a crew did not succeed, for the person watching: the school's own reason (never a student's words).
+      ...c.outcome !== "succeeded" && c.reason ? { detail: c.reason } : {}
     });
     return;
   }
@@ -77463,9 +80846,11 @@ async function driver_settle_settle(o, a, code, result, progress) {
     progress
   );
 }
+const INFRA_STOP = "this runner could not run crew";
 function refillStop(layout, crewId) {
   const c = readCrewState(layout).registry.crews[crewId];
   if (!c) return `crew ${crewId} left no record`;
+  if (c.infra) return `${INFRA_STOP} ${crewId} (issue #${c.issueNumber}): ${c.reason ?? c.outcome}`;
   const counted = c.outcome === "succeeded" || FAILURE_OUTCOMES.includes(c.outcome) && c.outcome !== "lost";
   if (counted && !c.preVerify && !c.orphaned) return void 0;
   const where = c.preVerify ? " at the pre-verify of its slot" : c.orphaned ? ", orphaned by its classroom" : "";
@@ -77515,6 +80900,7 @@ async function markLost(o, crewId, issueNumber, why, result, progress) {
 
 
 const SKIP_DEADLINE = "soft deadline: the time left in this job cannot fit a crew";
+const SKIP_HALTED = "not launched: the driver was told to stop";
 class SlotDriver {
   constructor(o, setup) {
     this.o = o;
@@ -77666,7 +81052,8 @@ class SlotDriver {
   async launchWhileFree() {
     while (this.active.size < this.limit && this.toLaunch.length && !this.result.paused) {
       if (this.outOfTime()) {
-        this.skipAll(SKIP_DEADLINE, "soft deadline");
+        const halted = this.o.launch.halt?.aborted;
+        this.skipAll(halted ? SKIP_HALTED : SKIP_DEADLINE, halted ? "stopping" : "soft deadline");
         return;
       }
       const next = this.toLaunch[0];
@@ -77789,6 +81176,7 @@ class SlotDriver {
     const stop = refillStop(o.layout, a.crewId);
     if (stop && !this.result.refillStopped) {
       this.result.refillStopped = stop;
+      if (stop.startsWith(INFRA_STOP)) this.result.infraStopped = stop;
       o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
     }
     this.refillOpen = o.office?.refill !== void 0 && !this.result.refillStopped;
@@ -77829,8 +81217,9 @@ class SlotDriver {
     }
     return void 0;
   }
-  /** N3.3: the remaining job time cannot fit a crew timeout plus the grading reserve. */
+  /** N3.3: the remaining job time cannot fit a crew timeout plus the grading reserve (or it stops). */
   outOfTime() {
+    if (this.o.launch.halt?.aborted) return true;
     const remainingMs = this.o.clock?.remainingMs;
     return remainingMs !== void 0 && remainingMs() < this.reserveMs;
   }
@@ -78086,7 +81475,89 @@ const TESTED_VERSIONS = {
 };
 
 
+;// CONCATENATED MODULE: ./.build/src/doctor/python.js
+
+
+
+
+const PYTHON = /^python(\d+(\.\d+)?)?$/;
+const PYTEST = /^(pytest|py\.test)$/;
+function pythonUses(config) {
+  const out = [];
+  const commands = [
+    ["dispatch.verify", config.dispatch.verify],
+    ["dispatch.install", config.dispatch.install?.command],
+    ["grading.sealedTests", config.grading.sealedTests]
+  ];
+  for (const [label, argv] of commands) {
+    const program = argv?.[0];
+    if (!program) continue;
+    const name = (0,external_node_path_namespaceObject.basename)(program);
+    const m = argv.indexOf("-m");
+    if (PYTHON.test(name))
+      out.push({ label, program, kind: "python", pytest: m > 0 && PYTEST.test(argv[m + 1] ?? "") });
+    else if (PYTEST.test(name)) out.push({ label, program, kind: "pytest", pytest: true });
+  }
+  return out;
+}
+const SNIPPET = [
+  "import os, sys",
+  "print(os.path.realpath(sys.executable), sys.version.split()[0])",
+  'if sys.argv[1] == "pytest":',
+  "    try:",
+  "        import pytest",
+  '        print("pytest", pytest.__version__, os.path.dirname(os.path.realpath(pytest.__file__)))',
+  "    except Exception as e:",
+  '        print("pytest not importable:", type(e).__name__)'
+].join("\n");
+const PYTEST_ARGS = ["--version", "--version"];
+async function checkPython(config, p) {
+  const out = [];
+  for (const u of pythonUses(config)) {
+    const check = `python:${u.label}`;
+    const env = childEnv({ from: p.env });
+    const named = u.program.includes("/") && !(0,external_node_path_namespaceObject.isAbsolute)(u.program) ? (0,external_node_path_namespaceObject.resolve)(p.work, u.program) : u.program;
+    const found = which(named, env.PATH ?? "");
+    if (!found) {
+      if (named !== u.program) continue;
+      out.push({
+        check,
+        status: "blocker",
+        detail: `${u.label}: \`${u.program}\` is not on PATH of this machine`,
+        fix: `install ${u.program}, or name it by its absolute path in ${u.label}`
+      });
+      continue;
+    }
+    const argv = u.kind === "python" ? [found, "-c", SNIPPET, u.pytest ? "pytest" : "-"] : [found, ...PYTEST_ARGS];
+    const outer = lines(await runProcess(argv, { cwd: p.work, env, timeoutMs: 3e4 }));
+    const inner = lines(await p.inside(u.program, env, argv));
+    const what = u.kind === "python" ? `\`${u.program}\`${u.pytest ? " and its pytest" : ""}` : `\`${u.program}\``;
+    if (inner === outer)
+      out.push({
+        check,
+        status: "ok",
+        detail: `${u.label}: ${what} inside the sandbox as outside: ${outer}`
+      });
+    else
+      out.push({
+        check,
+        status: "blocker",
+        detail: `${u.label}: ${what} differ: inside ${inner}; outside ${outer}`,
+        fix: `put the interpreter the crews need first on the runner's PATH (its version directory, e.g. $(pyenv prefix)/bin, or a project's virtualenv made by dispatch.install), or name it by its absolute path in ${u.label}`
+      });
+  }
+  return out;
+}
+function lines(r) {
+  const text = `${r.stdout.toString("utf8")}${r.stderr.toString("utf8")}`.trim().split("\n").map((l) => l.trim()).filter(Boolean).slice(0, 3).join(" | ");
+  if (r.spawnError) return `could not start (${r.spawnError})`;
+  if (r.timedOut) return "no answer within 30 s";
+  return r.exitCode === 0 ? text : `exit ${r.exitCode}: ${text}`.slice(0, 300);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/doctor/parity.js
+
 
 
 
@@ -78204,6 +81675,7 @@ async function checkParity(config, o) {
     const out = [];
     for (const s of paritySubjects(config)) out.push(await probe(s, ctx));
     out.push(...await checkPassEnvPaths(config, ctx));
+    out.push(...await checkPython(config, ctx));
     return out;
   } finally {
     await sandbox.close();
@@ -78618,12 +82090,13 @@ function progressLine(daemon, p) {
   const where = `[${daemon}${p.slot !== void 0 ? ` slot ${p.slot}` : ""}]`;
   const issue = p.issueNumber !== void 0 ? ` #${p.issueNumber}` : "";
   const secs = p.elapsedMs > 0 ? ` ${Math.round(p.elapsedMs / 1e3)}s` : "";
-  const tail = p.outcome ? ` ${p.outcome}` : p.detail ? ` (${p.detail})` : "";
+  const tail = p.outcome ? ` ${p.outcome}${p.detail ? `: ${p.detail.slice(0, 300)}` : ""}` : p.detail ? ` (${p.detail})` : "";
   return `${where} ${p.crewId}${issue} ${p.phase}${secs}${tail}`;
 }
 
 
 ;// CONCATENATED MODULE: ./.build/src/cli/commands/dispatch.js
+
 
 
 
@@ -78679,7 +82152,13 @@ const dispatchCommand = {
         context
       });
       process.stdout.write(describePlan(plan));
-      if (values["plan-only"] || values["dry-run"]) return 0;
+      const denied = deniedBy(plan);
+      if (denied) {
+        process.stderr.write(`school dispatch: dispatch was denied: ${denied}
+`);
+        return EXIT.denied;
+      }
+      if (values["plan-only"] || values["dry-run"]) return EXIT.done;
     }
     const launcher = [process.execPath, ...process.execArgv, process.argv[1], "dispatch", "__run-crew"];
     const results = await Promise.all(
@@ -78709,7 +82188,12 @@ const dispatchCommand = {
 `);
       lost += r.lost.length;
     }
-    return lost ? 1 : 0;
+    if (lost)
+      process.stderr.write(
+        `school dispatch: ${lost} crew(s) lost; launches are paused until \`school pause --clear\`
+`
+      );
+    return lost ? EXIT.failed : EXIT.done;
   }
 };
 function describePlan(plan) {
@@ -79014,7 +82498,68 @@ function checkOrca(daemon, path) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/doctor/state-dir.js
+
+
+function checkStateDir(stateDir) {
+  const dir = (0,external_node_path_namespaceObject.resolve)(stateDir);
+  const fix = `give the user running school (uid ${process.getuid?.() ?? "?"}) write access (chown -R or chmod u+w), or set stateDir in school.yml to a directory it owns`;
+  if (!(0,external_node_fs_namespaceObject.existsSync)(dir)) {
+    let parent = (0,external_node_path_namespaceObject.dirname)(dir);
+    while (!(0,external_node_fs_namespaceObject.existsSync)(parent) && parent !== (0,external_node_path_namespaceObject.dirname)(parent)) parent = (0,external_node_path_namespaceObject.dirname)(parent);
+    try {
+      (0,external_node_fs_namespaceObject.accessSync)(parent, external_node_fs_namespaceObject.constants.W_OK | external_node_fs_namespaceObject.constants.X_OK);
+      return {
+        check: "state-dir",
+        status: "ok",
+        detail: `${dir} does not exist yet; ${parent} lets it be made`
+      };
+    } catch {
+      return {
+        check: "state-dir",
+        status: "blocker",
+        detail: `${dir} does not exist and ${parent} is not writable, so it cannot be made`,
+        fix
+      };
+    }
+  }
+  if (!(0,external_node_fs_namespaceObject.statSync)(dir).isDirectory())
+    return { check: "state-dir", status: "blocker", detail: `${dir} is not a directory`, fix };
+  const probe = (0,external_node_path_namespaceObject.join)(dir, `.doctor-${process.pid}.tmp`);
+  try {
+    (0,external_node_fs_namespaceObject.writeFileSync)(probe, "");
+    (0,external_node_fs_namespaceObject.rmSync)(probe, { force: true });
+  } catch (e) {
+    return {
+      check: "state-dir",
+      status: "blocker",
+      detail: `${dir} is not writable (${e.code ?? "error"})`,
+      fix
+    };
+  }
+  const stuck = (0,external_node_fs_namespaceObject.readdirSync)(dir).filter((n) => {
+    try {
+      (0,external_node_fs_namespaceObject.accessSync)((0,external_node_path_namespaceObject.join)(dir, n), external_node_fs_namespaceObject.constants.W_OK);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (stuck.length)
+    return {
+      check: "state-dir",
+      status: "blocker",
+      detail: `${dir}: ${stuck.length} entr${stuck.length === 1 ? "y is" : "ies are"} not writable (${stuck.slice(0, 5).join(", ")})`,
+      fix
+    };
+  return { check: "state-dir", status: "ok", detail: `${dir} is writable` };
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/doctor/limits.js
+
+
+
 
 
 
@@ -79049,14 +82594,19 @@ async function checkLimits(sandbox, path) {
   const sized = limits.tmpfsBytes() !== void 0;
   const tmpfs = sized ? `/dev/shm and masked directories sized ${l.tmpfsMiB} MiB` : `tmpfs mounts unsized (bwrap ${bwrapVersion(bwrap) ?? "?"} is older than 0.5)`;
   const du = which("du", path) !== void 0;
+  const fsize = await fileSizeLimitHolds();
   const detail = [
     held.length ? `${held.map((c) => words[c]).join(", ")} hold (cgroup v${status.version})` : "no cgroup limit holds",
     tmpfs,
     "the root and /dev read-only",
-    du ? `a running crew's disk writes \u2264 ${l.diskMiB} MiB (measured with du every few seconds)` : `a running crew's disk writes not measured (du not found: sandbox.limits.diskMiB does not hold)`
+    `disk (sandbox.limits.diskMiB, ${l.diskMiB} MiB): ${[
+      fsize === true ? "every file bounded when written (RLIMIT_FSIZE)" : `no write-time file size limit (${fsize})`,
+      sized ? "/tmp a sized tmpfs (charged to the crew\u2019s memory)" : "/tmp on the host disk",
+      du ? "the worktree and HOME together sampled with du every few seconds" : "the worktree and HOME together not measured (du not found)"
+    ].join(", ")}`
   ].join("; ");
   const fullCgroup = held.includes("pids") && held.includes("memory");
-  if (fullCgroup && sized && du) return { check, status: "ok", detail };
+  if (fullCgroup && sized && du && fsize === true) return { check, status: "ok", detail };
   const why = status.missing.length ? ` (${status.missing.join("; ")})` : "";
   return {
     check,
@@ -79066,14 +82616,103 @@ async function checkLimits(sandbox, path) {
       ...fullCgroup ? [] : [
         "give the school a cgroup of its own: on cgroup v2 run the daemon under `systemd-run --user --scope -p Delegate=yes \u2026` or as a service with Delegate=yes; on cgroup v1 run it as root (the pids and memory hierarchies must be writable)"
       ],
-      ...sized ? [] : ["install bubblewrap 0.5 or newer for sized tmpfs mounts"],
-      ...du ? [] : ["install GNU coreutils (du) for sandbox.limits.diskMiB"]
+      ...sized ? [] : ["install bubblewrap 0.5 or newer for sized tmpfs mounts (and a sized /tmp)"],
+      ...du ? [] : ["install GNU coreutils (du) for sandbox.limits.diskMiB"],
+      ...fsize === true ? [] : [
+        "/bin/sh must set `ulimit -f` in 512-byte blocks (dash, bash, busybox) for the write-time file size limit"
+      ]
     ].join("; ")
+  };
+}
+async function fileSizeLimitHolds() {
+  const dir = (0,external_node_fs_namespaceObject.mkdtempSync)((0,external_node_path_namespaceObject.join)((0,external_node_os_namespaceObject.tmpdir)(), "school-fsize-"));
+  try {
+    const argv = launchArgv("/bin/sh", { fileBytes: 64 * 1024, procsFiles: [] }, [
+      "/bin/sh",
+      "-c",
+      "dd if=/dev/zero of=probe bs=4096 count=64 2>/dev/null; wc -c < probe"
+    ]);
+    const r = await runProcess(argv, { cwd: dir, env: childEnv(), timeoutMs: 1e4 });
+    const bytes = Number(r.stdout.toString("utf8").trim());
+    if (r.exitCode === 125) return r.stderr.toString("utf8").trim();
+    if (!Number.isFinite(bytes) || r.stdout.toString("utf8").trim() === "") return "the probe could not run";
+    return bytes <= 64 * 1024 ? true : `a 64 KiB limit let ${bytes} bytes through`;
+  } finally {
+    (0,external_node_fs_namespaceObject.rmSync)(dir, { recursive: true, force: true });
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/doctor/token.js
+async function checkDeliveryToken(o) {
+  const check = "delivery-token";
+  const token = o.token?.trim();
+  if (!token)
+    return {
+      check,
+      status: "skipped",
+      detail: "no SCHOOL_DELIVERY_TOKEN in this environment: what the delivery token may write is not checked here (it must not be allowed to write workflows)"
+    };
+  if (token.startsWith("github_pat_"))
+    return {
+      check,
+      status: "skipped",
+      detail: 'a fine-grained personal access token: GitHub does not tell what it may write, so it cannot be checked. Make sure its "Workflows" permission is not "Read and write" (contents and pull requests read and write are all delivery needs)'
+    };
+  if (token.startsWith("ghs_"))
+    return {
+      check,
+      status: "skipped",
+      detail: `an installation token (a GitHub App, or the workflow's GITHUB_TOKEN): its permissions cannot be read with it. GITHUB_TOKEN never pushes workflow files; a GitHub App must not have the "Workflows" permission`
+    };
+  const url = `${(o.apiUrl ?? "https://api.github.com").replace(/\/+$/, "")}/user`;
+  let scopes;
+  try {
+    const r = await (o.fetch ?? fetch)(url, {
+      headers: { authorization: `Bearer ${token}`, accept: "application/vnd.github+json" },
+      signal: AbortSignal.timeout(o.timeoutMs ?? 1e4)
+    });
+    if (!r.ok)
+      return {
+        check,
+        status: "warning",
+        detail: `GitHub answered ${r.status} to the delivery token at ${url}: its scopes are unknown`,
+        fix: "check that SCHOOL_DELIVERY_TOKEN is a valid token for this GitHub, and that it has no workflow scope"
+      };
+    scopes = r.headers.get("x-oauth-scopes");
+  } catch (e) {
+    return {
+      check,
+      status: "warning",
+      detail: `could not ask ${url} about the delivery token (${e instanceof Error ? e.message : String(e)}): its scopes are unknown`,
+      fix: "run the doctor where GitHub is reachable, or check by hand that the token has no workflow scope"
+    };
+  }
+  if (scopes === null)
+    return {
+      check,
+      status: "skipped",
+      detail: "GitHub reported no scopes for the delivery token (not a classic token): make sure it may not write workflows"
+    };
+  const list = scopes.split(",").map((s) => s.trim()).filter(Boolean);
+  if (list.includes("workflow"))
+    return {
+      check,
+      status: "warning",
+      detail: `the delivery token has the workflow scope (${list.join(", ")}): a workflow file in a pushed branch would run with the repository's secrets before anyone reviews it`,
+      fix: 'use a token without the workflow scope (repo is enough to push branches and open pull requests), or a fine-grained token without "Workflows: write"'
+    };
+  return {
+    check,
+    status: "ok",
+    detail: `classic token scopes: ${list.join(", ") || "none"}; no workflow scope, so GitHub refuses its pushes of workflow files`
   };
 }
 
 
 ;// CONCATENATED MODULE: ./.build/src/doctor/doctor.js
+
+
 
 
 
@@ -79145,6 +82784,7 @@ async function runDoctor(o = {}) {
         fix: v.fix
       });
   findings.push(checkDisk(config, (0,external_node_path_namespaceObject.resolve)(cwd, config.repoPath)));
+  findings.push(checkStateDir((0,external_node_path_namespaceObject.resolve)(cwd, config.stateDir)));
   for (const d of config.fleet.daemons) {
     if (d.classroom !== "orca" || o.daemon && d.id !== o.daemon) continue;
     findings.push(checkOrca(d, path));
@@ -79161,6 +82801,13 @@ async function runDoctor(o = {}) {
     }
   }
   findings.push(checkRunnerOwner(o.runnerRoots ?? [], o.uid ?? process.getuid?.() ?? -1));
+  findings.push(
+    await checkDeliveryToken({
+      token: o.deliveryToken ?? env.SCHOOL_DELIVERY_TOKEN,
+      apiUrl: env.GITHUB_API_URL,
+      ...o.fetch ? { fetch: o.fetch } : {}
+    })
+  );
   return finding_report(findings);
 }
 
@@ -79267,8 +82914,15 @@ const toCheckRun = (c) => ({
   id: Number(c.id),
   name: str(c.name),
   status: str(c.status),
-  conclusion: typeof c.conclusion === "string" ? c.conclusion : null
+  conclusion: typeof c.conclusion === "string" ? c.conclusion : null,
+  ...typeof c.app?.slug === "string" ? { app: c.app.slug } : {}
 });
+const feedback_port_ROLES = ["admin", "maintain", "write", "triage", "read", "none"];
+function toRole(d) {
+  const named = feedback_port_ROLES.find((r) => r === d.role_name);
+  if (named) return named;
+  return feedback_port_ROLES.find((r) => r === d.permission) ?? "none";
+}
 const STATUS_STATES = ["error", "failure", "pending", "success"];
 const toStatus = (c) => ({
   context: str(c.context),
@@ -79310,6 +82964,7 @@ class Requests {
 }
 function octokitFeedback(client, repository) {
   const api = new Requests(client, parseRepository(repository));
+  const roles = /* @__PURE__ */ new Map();
   const PULL = "GET /repos/{owner}/{repo}/pulls/{pull_number}";
   const COMMIT = "GET /repos/{owner}/{repo}/commits/{ref}";
   return {
@@ -79337,6 +82992,19 @@ function octokitFeedback(client, repository) {
     ),
     // The combined status lists the latest status of each context (100 per page at most).
     statuses: async (sha) => listIn(await api.one(`${COMMIT}/status`, { ref: sha, per_page: 100 }), "statuses").map(toStatus),
+    role(login) {
+      const key = login.toLowerCase();
+      let known = roles.get(key);
+      if (!known) {
+        known = api.one("GET /repos/{owner}/{repo}/collaborators/{username}/permission", { username: login }).then(toRole, (e) => {
+          if (e.status === 404) return "none";
+          roles.delete(key);
+          throw e;
+        });
+        roles.set(key, known);
+      }
+      return known;
+    },
     async jobLog(jobId) {
       try {
         return logText(
@@ -79494,7 +83162,109 @@ function prepareExampleRepo(targetDir, options = {}) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/loop/stop.js
+
+
+
+class LoopStoppedError extends Error {
+  constructor(reason) {
+    super(reason);
+    this.name = "LoopStoppedError";
+  }
+}
+const STOP_WAIT_MS = 6e4;
+const POLL_MS = 100;
+function stopOnSignals(o) {
+  const controller = new AbortController();
+  const exit = o.exit ?? ((code) => process.exit(code));
+  let resolveDone = () => {
+  };
+  const done = new Promise((r) => resolveDone = r);
+  const signaled = /* @__PURE__ */ new Set();
+  let stopping = false;
+  const forward = (signal) => {
+    for (const pgid of childGroups()) {
+      if (signaled.has(pgid)) continue;
+      signaled.add(pgid);
+      killGroup(pgid, signal);
+    }
+  };
+  const end = (code) => {
+    resolveDone(code);
+    exit(code);
+  };
+  const onSignal = (signal) => {
+    const code = 128 + (external_node_os_namespaceObject.constants.signals[signal] ?? 15);
+    if (stopping) {
+      o.say(`school loop: ${signal} again: killing what is left now`);
+      for (const pgid of childGroups()) killGroup(pgid, "SIGKILL");
+      end(code);
+      return;
+    }
+    stopping = true;
+    controller.abort(`school loop received ${signal}`);
+    const first = childGroups();
+    o.say(
+      `school loop: ${signal} received: no new crew starts; stopping ${first.length} child process group(s) (crew runners end their students and free their slots), then exiting`
+    );
+    forward(signal);
+    const deadline = performance.now() + (o.waitMs ?? STOP_WAIT_MS);
+    const tick = () => {
+      forward(signal);
+      const left = childGroups();
+      if (!left.length) {
+        o.say("school loop: stopped; its crews ended `cancelled` and their slots are free");
+        end(code);
+        return;
+      }
+      if (performance.now() < deadline) {
+        setTimeout(tick, POLL_MS);
+        return;
+      }
+      for (const pgid of left) killGroup(pgid, "SIGKILL");
+      o.say(
+        `school loop: ${left.length} process group(s) (${left.join(", ")}) did not end in time and were killed; a crew among them is marked lost by the next loop`
+      );
+      end(code);
+    };
+    setTimeout(tick, POLL_MS);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return {
+    signal: controller.signal,
+    done,
+    dispose: () => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
+  };
+}
+function childGroups(parent = process.pid) {
+  let names;
+  try {
+    names = (0,external_node_fs_namespaceObject.readdirSync)("/proc");
+  } catch {
+    return [];
+  }
+  const out = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = (0,external_node_fs_namespaceObject.readFileSync)(`/proc/${name}/stat`, "utf8");
+      const [state, ppid, pgid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const pid = Number(name);
+      if (Number(ppid) === parent && Number(pgid) === pid && state !== "Z" && groupAlive(pid)) out.push(pid);
+    } catch {
+    }
+  }
+  return out;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/loop/loop.js
+
+
 
 
 
@@ -79544,7 +83314,7 @@ async function runLoop(o) {
           layout,
           daemon,
           logger,
-          launch: { launcher: o.launcher },
+          launch: { launcher: o.launcher, ...o.halt ? { halt: o.halt } : {} },
           context,
           office: { refill: o.refill ?? true },
           onProgress: (p) => o.onProgress?.(progressLine(daemon, p), p, daemon)
@@ -79552,6 +83322,7 @@ async function runLoop(o) {
       }))
     )
   );
+  if (o.halt?.aborted) throw new LoopStoppedError(String(o.halt.reason));
   const drained = await logger.group(
     "drain-grading",
     () => drain({
@@ -79559,6 +83330,7 @@ async function runLoop(o) {
       layout,
       logger,
       deliver: !!delivery,
+      judging: { verifyOnCleanCheckout: verifyOnCleanCheckout, installedDependencies: installedDependencies },
       worker: { context },
       observe: { progress: drainProgress({ logger }) }
     })
@@ -79606,6 +83378,10 @@ async function runLoop(o) {
 
 
 
+
+
+
+
 const loop_OPTIONS = verbOptions(["config", "issues-file", "repo"], ["example", "json"]);
 const loop_HELP = `Usage: school loop [--example] [--config school.yml] [--issues-file FILE | --repo owner/name] [--json]
 
@@ -79635,6 +83411,9 @@ const loopCommand = {
       const repo = prepareExampleRepo(config.repoPath);
       lines.write(`example repository: ${repo.path} at ${repo.head.slice(0, 12)}
 `);
+      const unsandboxed = exampleSandbox(config);
+      if (unsandboxed) lines.write(`${unsandboxed}
+`);
     }
     const context = cliContext();
     const layout = new StateLayout(config.stateDir, auditActor(context));
@@ -79662,7 +83441,10 @@ const loopCommand = {
       );
     }
     const launcher = [process.execPath, ...process.execArgv, process.argv[1], "dispatch", "__run-crew"];
+    const stop = stopOnSignals({ say: (line) => process.stderr.write(`${line}
+`) });
     const result = await runLoop({
+      halt: stop.signal,
       config,
       layout,
       logger,
@@ -79676,12 +83458,43 @@ const loopCommand = {
       onProgress: (line) => lines.write(`${line}
 `),
       context
+    }).catch(async (e) => {
+      if (e instanceof LoopStoppedError) return stop.done.then(() => void 0);
+      throw e;
+    }).finally(() => {
+      if (!stop.signal.aborted) stop.dispose();
     });
+    if (!result) return 1;
     if (values.json) process.stdout.write(JSON.stringify(summaryJson(result, layout), null, 2) + "\n");
     else process.stdout.write(loop_report(result, layout, values.example ? examplePaths().config : void 0));
-    return result.drain.fatal || result.preflightRefused ? 1 : 0;
+    return loopExit(result);
   }
 };
+function loopExit(r) {
+  const say = (line) => process.stderr.write(`school loop: ${redact_redactText(line)}
+`);
+  const codes = [];
+  if (r.preflightRefused) codes.push(EXIT.failed);
+  if (r.drain.fatal) codes.push(EXIT.failed);
+  if (r.drain.failed > 0) {
+    const first = r.drain.errors[0];
+    say(
+      `${r.drain.failed} grading job(s) failed${first ? ` (${first.jobKey}: ${first.error})` : ""}; they are tried again by the next drain and become dead letters after grading.maxAttempts`
+    );
+    codes.push(EXIT.failed);
+  }
+  const infra = r.runs.map((x) => x.result.infraStopped).find(Boolean);
+  if (infra) {
+    say(`${infra}. Fix the runner (school doctor says what it lacks), then run the loop again`);
+    codes.push(EXIT.failed);
+  }
+  const denied = deniedBy(r.plan);
+  if (denied) {
+    say(`dispatch was denied: ${denied}`);
+    codes.push(EXIT.denied);
+  }
+  return worstExit(...codes);
+}
 function deliveryOption(config, layout, logger, client, repository) {
   const delivery = deliveryFor({
     config,
@@ -79701,6 +83514,16 @@ function exampleConfig() {
     agent.command = agent.command?.map((a) => a === "examples/student.mjs" ? paths.student : a);
   }
   return { ...config, stateDir: abs(config.stateDir), repoPath: abs(config.repoPath) };
+}
+function exampleSandbox(config) {
+  try {
+    requireSandbox(config.sandbox, process.env.PATH ?? "");
+    return void 0;
+  } catch (e) {
+    if (!(e instanceof SandboxUnavailableError)) throw e;
+    config.sandbox.kind = "none";
+    return 'sandbox: bubblewrap is not available here, so the example runs its own trusted students unsandboxed; real agents need it (apt-get install bubblewrap; docs/security.md, "The sandbox")';
+  }
 }
 function summaryJson(r, layout) {
   return {
@@ -79923,7 +83746,7 @@ function costCells(r) {
     String(r.crews),
     String(r.accepted),
     String(r.merged),
-    format_usd(r.spendUsd),
+    r.meteredUsd ? `${format_usd(r.spendUsd)} (${format_usd(r.meteredUsd)} metered)` : format_usd(r.spendUsd),
     costPer(r.costPerAcceptedUsd),
     costPer(r.costPerMergedUsd),
     trendText(r.trend)
@@ -80000,7 +83823,8 @@ function ms(iso) {
 function outcomeClass(bar) {
   if (bar.status === "running") return "bar-running";
   if (bar.outcome === "succeeded") return "bar-ok";
-  if (bar.outcome === "usage_limit" || bar.outcome === "overloaded") return "bar-paused";
+  if (bar.outcome === "usage_limit" || bar.outcome === "limit_unconfirmed" || bar.outcome === "overloaded")
+    return "bar-paused";
   if (bar.outcome === "cancelled") return "bar-cancelled";
   return "bar-failed";
 }
@@ -80210,6 +84034,62 @@ function renderHtml(view) {
     "</main></body></html>",
     ""
   ].join("\n");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/board/alerts.js
+
+
+const SCHOOL_ALERT_KINDS = ["base-red", "environment-failed", "program-not-found"];
+const ALERTS_SHOWN = 5;
+const TAIL_BYTES = 1024 * 1024;
+function alerts_tail(path) {
+  const size = (0,external_node_fs_namespaceObject.statSync)(path).size;
+  const start = Math.max(0, size - TAIL_BYTES);
+  const fd = (0,external_node_fs_namespaceObject.openSync)(path, "r");
+  try {
+    const buf = Buffer.alloc(size - start);
+    (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, buf.length, start);
+    const text = buf.toString("utf8");
+    return start > 0 ? text.slice(text.indexOf("\n") + 1) : text;
+  } finally {
+    (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
+}
+function schoolAlerts(layout) {
+  try {
+    const path = layout.file("audit");
+    if (!(0,external_node_fs_namespaceObject.existsSync)(path)) return [];
+    const seen = /* @__PURE__ */ new Set();
+    const out = [];
+    const lines = alerts_tail(path).split("\n").reverse();
+    for (const line of lines) {
+      if (!line.includes('"crew.alert"')) continue;
+      let r;
+      try {
+        r = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const kind = String(r.kind ?? "");
+      if (r.type !== "crew.alert" || !SCHOOL_ALERT_KINDS.includes(kind)) continue;
+      const detail = redact_redactText(String(r.detail ?? "")).slice(0, 1e3);
+      const key = `${kind}\0${detail}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({
+        at: String(r.at ?? ""),
+        kind,
+        ...typeof r.crewId === "string" ? { crewId: r.crewId } : {},
+        ...typeof r.issueNumber === "number" ? { issue: r.issueNumber } : {},
+        detail
+      });
+      if (out.length >= ALERTS_SHOWN) break;
+    }
+    return out;
+  } catch {
+    return [];
+  }
 }
 
 
@@ -80482,7 +84362,7 @@ class SourceReader {
       this.problems.push({
         file: name.slice(0, at),
         quarantinedTo: `${this.layout.root}/${name}`,
-        message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is repaired. Inspect it, restore the good records, then remove the quarantined copy`
+        message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is recovered: run \`school checkpoint recover\` (never delete the quarantined copy)`
       });
     }
   }
@@ -80612,7 +84492,7 @@ const grading = {
         jobs[key] = j;
         continue;
       }
-      const { accepted, decidedBy, code: code2, reasons } = j.verdict;
+      const { accepted, decidedBy, code: code2, reasons, proof } = j.verdict;
       jobs[key] = {
         job: {
           crewId: j.job.crewId,
@@ -80623,7 +84503,7 @@ const grading = {
         },
         status: j.status,
         attempts: j.attempts,
-        verdict: { accepted, decidedBy, code: code2, reasons },
+        verdict: { accepted, decidedBy, code: code2, reasons, ...proof ? { proof } : {} },
         enqueuedAt: j.enqueuedAt,
         updatedAt: j.updatedAt,
         ...j.lastError !== void 0 ? { lastError: j.lastError } : {}
@@ -80907,10 +84787,17 @@ function costTable(i) {
   const all = book(crews);
   const recent = book(within(0, TREND_DAYS));
   const before = book(within(TREND_DAYS, 2 * TREND_DAYS));
+  const metered = /* @__PURE__ */ new Map();
+  for (const c of crews) {
+    const m = i.spend?.crews?.[c.crewId]?.meteredUsd;
+    const k = `${c.agent}\0${c.choice.domain}`;
+    if (m) metered.set(k, (metered.get(k) ?? 0) + m);
+  }
   const rows = all.list("domain").filter((r) => r.crews > 0).map((r) => ({
     agent: r.agent,
     domain: r.domain,
     ...costs_window(r),
+    ...meteredPart(metered.get(`${r.agent}\0${r.domain}`)),
     trend: {
       recent: costs_window(recent.of(r.agent, r.domain)),
       before: costs_window(before.of(r.agent, r.domain))
@@ -80948,17 +84835,18 @@ function costs_window(r) {
   const crews = r?.crews ?? 0;
   const accepted = r?.accepted ?? 0;
   const merged = r?.merged ?? 0;
-  const spendUsd = round(r?.spendUsd ?? 0);
+  const spendUsd = costs_round(r?.spendUsd ?? 0);
   return {
     crews,
     accepted,
     merged,
     spendUsd,
-    ...accepted > 0 ? { costPerAcceptedUsd: round(spendUsd / accepted) } : {},
-    ...merged > 0 ? { costPerMergedUsd: round(spendUsd / merged) } : {}
+    ...accepted > 0 ? { costPerAcceptedUsd: costs_round(spendUsd / accepted) } : {},
+    ...merged > 0 ? { costPerMergedUsd: costs_round(spendUsd / merged) } : {}
   };
 }
-const round = (n) => Math.round(n * 1e4) / 1e4;
+const costs_round = (n) => Math.round(n * 1e4) / 1e4;
+const meteredPart = (usd) => usd ? { meteredUsd: costs_round(usd) } : {};
 const finite = (n) => typeof n === "number" && Number.isFinite(n) ? n : 0;
 
 
@@ -80973,6 +84861,7 @@ const finite = (n) => typeof n === "number" && Number.isFinite(n) ? n : 0;
 const STOP_REASON = "repair-stopped-after-two-failures";
 const ORPHAN_STOP_REASON = "stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student's failures; `school requeue` once the daemon is fixed";
 const LIMIT_CLAIMS_STOP_REASON = "limit-claims-stopped: its crews kept ending with a usage limit only the agent reported, not the API; each paused its agent; `school requeue` once the issue is looked at";
+const LIMIT_UNCONFIRMED_STOP_REASON = "stopped-after-unconfirmed-limit-claims: its crews kept claiming a usage limit nothing confirmed (limit_unconfirmed); the agent was never paused; `school dead-letters requeue issue:N` once the issue is looked at";
 const TITLE_MAX = 200;
 function cleanText(text, max = TITLE_MAX) {
   const ascii = PRINTABLE_ASCII.test(text);
@@ -81125,12 +85014,19 @@ function placeCrew(place, clean, item, at) {
       "stopped",
       item,
       crew.finishedAt,
-      () => state.orphaned ? ORPHAN_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON
+      () => state.orphaned ? ORPHAN_STOP_REASON : state.limitUnconfirmed ? LIMIT_UNCONFIRMED_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON
     );
   } else if (state.kind === "done") {
     const done = byCrew.get(state.crewId);
     if (done) placeJob(place, clean, item, done);
     else place("grading", item, crew.finishedAt, () => "awaiting enqueue");
+  } else if (crew.outcome === "limit_unconfirmed") {
+    place(
+      "ready",
+      item,
+      crew.finishedAt,
+      () => clean(`limit_unconfirmed (waits behind the other issues): ${crew.reason || ""}`)
+    );
   } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
     place("paused", item, crew.finishedAt, () => clean(crew.reason || crew.outcome));
   } else if (job?.verdict && !job.verdict.accepted) {
@@ -81147,7 +85043,8 @@ function placeCrew(place, clean, item, at) {
 function verdictReason(job) {
   const v = job.verdict;
   if (!v) return "";
-  return `${v.decidedBy}: ${v.code}${v.reasons.length ? ` \u2014 ${v.reasons.join("; ")}` : ""}`;
+  const proof = v.accepted && v.proof ? ` \u2014 proved by: ${v.proof}` : "";
+  return `${v.decidedBy}: ${v.code}${proof}${v.reasons.length ? ` \u2014 ${v.reasons.join("; ")}` : ""}`;
 }
 function placeJob(place, clean, item, job) {
   item.crewId = job.job.crewId;
@@ -81199,8 +85096,11 @@ function humanScore(ledger, agent) {
 
 
 
+
 function buildView(layout, config, now = /* @__PURE__ */ new Date(), options = {}) {
-  return viewOf(loadBoardSources(layout), layout.root, config, now, options);
+  const view = viewOf(loadBoardSources(layout), layout.root, config, now, options);
+  const alerts = schoolAlerts(layout);
+  return alerts.length ? { ...view, alerts } : view;
 }
 function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), options = {}) {
   const abridged = options.itemsPerLane;
@@ -83775,6 +87675,11 @@ function renderTerminal(view) {
       view.lanes.map((l) => [l.label, String(l.count) + (l.incomplete ? "?" : ""), l.incomplete ?? ""])
     )
   );
+  if (view.alerts?.length) {
+    out.push("", "The school's own failures (not the crews'):");
+    for (const a of view.alerts)
+      out.push(`  ${a.kind}${a.issue ? ` (issue #${a.issue})` : ""} ${a.at}: ${a.detail}`);
+  }
   if (view.pauses.active.length) {
     out.push("");
     for (const p of view.pauses.active) {
@@ -83934,6 +87839,7 @@ Run \`school <command> --help\` for a command's options.
 
 
 
+
 async function main(argv) {
   const [verb, ...rest] = argv;
   if (!verb || verb === "help" || verb === "--help" || verb === "-h") {
@@ -83955,14 +87861,20 @@ ${usage()}`);
   }
   return command.run(rest);
 }
+function permissionHint(e) {
+  let err = e;
+  for (let i = 0; err && !err.code && err.cause && i < 3; i++) err = err.cause;
+  if (!err || !["EACCES", "EPERM", "EROFS"].includes(err.code ?? "") || !err.path) return void 0;
+  return `cannot write ${err.path} (${err.code}${err.syscall ? ` on ${err.syscall}` : ""}): the user running school (uid ${process.getuid?.() ?? "?"}) needs write access to it \u2014 fix its owner or mode, or point stateDir (or --state-dir) at a directory this user owns; \`school doctor\` checks it.`;
+}
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (e) => {
-    process.stderr.write(`school: ${redact_redactText(message(e))}
+    process.stderr.write(`school: ${redact_redactText(permissionHint(e) ?? message(e))}
 `);
-    process.exitCode = e instanceof ConfigError ? 2 : 1;
+    process.exitCode = e instanceof ConfigError ? EXIT.config : EXIT.failed;
   }
 );
 

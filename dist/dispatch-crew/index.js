@@ -2374,6 +2374,2510 @@ class DecodedURL extends URL {
 
 /***/ }),
 
+/***/ 14006:
+/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
+
+
+
+const pico = __nccwpck_require__(98016);
+const utils = __nccwpck_require__(64059);
+
+function picomatch(glob, options, returnState = false) {
+  // default to os.platform()
+  if (options && (options.windows === null || options.windows === undefined)) {
+    // don't mutate the original options object
+    options = { ...options, windows: utils.isWindows() };
+  }
+
+  return pico(glob, options, returnState);
+}
+
+Object.assign(picomatch, pico);
+module.exports = picomatch;
+
+
+/***/ }),
+
+/***/ 5595:
+/***/ ((module) => {
+
+
+
+const WIN_SLASH = '\\\\/';
+const WIN_NO_SLASH = `[^${WIN_SLASH}]`;
+
+const DEFAULT_MAX_EXTGLOB_RECURSION = 0;
+
+/**
+ * Posix glob regex
+ */
+
+const DOT_LITERAL = '\\.';
+const PLUS_LITERAL = '\\+';
+const QMARK_LITERAL = '\\?';
+const SLASH_LITERAL = '\\/';
+const ONE_CHAR = '(?=.)';
+const QMARK = '[^/]';
+const END_ANCHOR = `(?:${SLASH_LITERAL}|$)`;
+const START_ANCHOR = `(?:^|${SLASH_LITERAL})`;
+const DOTS_SLASH = `${DOT_LITERAL}{1,2}${END_ANCHOR}`;
+const NO_DOT = `(?!${DOT_LITERAL})`;
+const NO_DOTS = `(?!${START_ANCHOR}${DOTS_SLASH})`;
+const NO_DOT_SLASH = `(?!${DOT_LITERAL}{0,1}${END_ANCHOR})`;
+const NO_DOTS_SLASH = `(?!${DOTS_SLASH})`;
+const QMARK_NO_DOT = `[^.${SLASH_LITERAL}]`;
+const STAR = `${QMARK}*?`;
+const SEP = '/';
+
+const POSIX_CHARS = {
+  DOT_LITERAL,
+  PLUS_LITERAL,
+  QMARK_LITERAL,
+  SLASH_LITERAL,
+  ONE_CHAR,
+  QMARK,
+  END_ANCHOR,
+  DOTS_SLASH,
+  NO_DOT,
+  NO_DOTS,
+  NO_DOT_SLASH,
+  NO_DOTS_SLASH,
+  QMARK_NO_DOT,
+  STAR,
+  START_ANCHOR,
+  SEP
+};
+
+/**
+ * Windows glob regex
+ */
+
+const WINDOWS_CHARS = {
+  ...POSIX_CHARS,
+
+  SLASH_LITERAL: `[${WIN_SLASH}]`,
+  QMARK: WIN_NO_SLASH,
+  STAR: `${WIN_NO_SLASH}*?`,
+  DOTS_SLASH: `${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$)`,
+  NO_DOT: `(?!${DOT_LITERAL})`,
+  NO_DOTS: `(?!(?:^|[${WIN_SLASH}])${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
+  NO_DOT_SLASH: `(?!${DOT_LITERAL}{0,1}(?:[${WIN_SLASH}]|$))`,
+  NO_DOTS_SLASH: `(?!${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
+  QMARK_NO_DOT: `[^.${WIN_SLASH}]`,
+  START_ANCHOR: `(?:^|[${WIN_SLASH}])`,
+  END_ANCHOR: `(?:[${WIN_SLASH}]|$)`,
+  SEP: '\\'
+};
+
+/**
+ * POSIX Bracket Regex
+ */
+
+const POSIX_REGEX_SOURCE = {
+  __proto__: null,
+  alnum: 'a-zA-Z0-9',
+  alpha: 'a-zA-Z',
+  ascii: '\\x00-\\x7F',
+  blank: ' \\t',
+  cntrl: '\\x00-\\x1F\\x7F',
+  digit: '0-9',
+  graph: '\\x21-\\x7E',
+  lower: 'a-z',
+  print: '\\x20-\\x7E ',
+  punct: '\\-!"#$%&\'()\\*+,./:;<=>?@[\\]^_`{|}~',
+  space: ' \\t\\r\\n\\v\\f',
+  upper: 'A-Z',
+  word: 'A-Za-z0-9_',
+  xdigit: 'A-Fa-f0-9'
+};
+
+module.exports = {
+  DEFAULT_MAX_EXTGLOB_RECURSION,
+  MAX_LENGTH: 1024 * 64,
+  POSIX_REGEX_SOURCE,
+
+  // regular expressions
+  REGEX_BACKSLASH: /\\(?![*+?^${}(|)[\]])/g,
+  REGEX_NON_SPECIAL_CHARS: /^[^@![\].,$*+?^{}()|\\/]+/,
+  REGEX_SPECIAL_CHARS: /[-*+?.^${}(|)[\]]/,
+  REGEX_SPECIAL_CHARS_BACKREF: /(\\?)((\W)(\3*))/g,
+  REGEX_SPECIAL_CHARS_GLOBAL: /([-*+?.^${}(|)[\]])/g,
+  REGEX_REMOVE_BACKSLASH: /(?:\[.*?[^\\]\]|\\(?=.))/g,
+
+  // Replace globs with equivalent patterns to reduce parsing time.
+  REPLACEMENTS: {
+    __proto__: null,
+    '***': '*',
+    '**/**': '**',
+    '**/**/**': '**'
+  },
+
+  // Digits
+  CHAR_0: 48, /* 0 */
+  CHAR_9: 57, /* 9 */
+
+  // Alphabet chars.
+  CHAR_UPPERCASE_A: 65, /* A */
+  CHAR_LOWERCASE_A: 97, /* a */
+  CHAR_UPPERCASE_Z: 90, /* Z */
+  CHAR_LOWERCASE_Z: 122, /* z */
+
+  CHAR_LEFT_PARENTHESES: 40, /* ( */
+  CHAR_RIGHT_PARENTHESES: 41, /* ) */
+
+  CHAR_ASTERISK: 42, /* * */
+
+  // Non-alphabetic chars.
+  CHAR_AMPERSAND: 38, /* & */
+  CHAR_AT: 64, /* @ */
+  CHAR_BACKWARD_SLASH: 92, /* \ */
+  CHAR_CARRIAGE_RETURN: 13, /* \r */
+  CHAR_CIRCUMFLEX_ACCENT: 94, /* ^ */
+  CHAR_COLON: 58, /* : */
+  CHAR_COMMA: 44, /* , */
+  CHAR_DOT: 46, /* . */
+  CHAR_DOUBLE_QUOTE: 34, /* " */
+  CHAR_EQUAL: 61, /* = */
+  CHAR_EXCLAMATION_MARK: 33, /* ! */
+  CHAR_FORM_FEED: 12, /* \f */
+  CHAR_FORWARD_SLASH: 47, /* / */
+  CHAR_GRAVE_ACCENT: 96, /* ` */
+  CHAR_HASH: 35, /* # */
+  CHAR_HYPHEN_MINUS: 45, /* - */
+  CHAR_LEFT_ANGLE_BRACKET: 60, /* < */
+  CHAR_LEFT_CURLY_BRACE: 123, /* { */
+  CHAR_LEFT_SQUARE_BRACKET: 91, /* [ */
+  CHAR_LINE_FEED: 10, /* \n */
+  CHAR_NO_BREAK_SPACE: 160, /* \u00A0 */
+  CHAR_PERCENT: 37, /* % */
+  CHAR_PLUS: 43, /* + */
+  CHAR_QUESTION_MARK: 63, /* ? */
+  CHAR_RIGHT_ANGLE_BRACKET: 62, /* > */
+  CHAR_RIGHT_CURLY_BRACE: 125, /* } */
+  CHAR_RIGHT_SQUARE_BRACKET: 93, /* ] */
+  CHAR_SEMICOLON: 59, /* ; */
+  CHAR_SINGLE_QUOTE: 39, /* ' */
+  CHAR_SPACE: 32, /*   */
+  CHAR_TAB: 9, /* \t */
+  CHAR_UNDERSCORE: 95, /* _ */
+  CHAR_VERTICAL_LINE: 124, /* | */
+  CHAR_ZERO_WIDTH_NOBREAK_SPACE: 65279, /* \uFEFF */
+
+  /**
+   * Create EXTGLOB_CHARS
+   */
+
+  extglobChars(chars) {
+    return {
+      '!': { type: 'negate', open: '(?:(?!(?:', close: `))${chars.STAR})` },
+      '?': { type: 'qmark', open: '(?:', close: ')?' },
+      '+': { type: 'plus', open: '(?:', close: ')+' },
+      '*': { type: 'star', open: '(?:', close: ')*' },
+      '@': { type: 'at', open: '(?:', close: ')' }
+    };
+  },
+
+  /**
+   * Create GLOB_CHARS
+   */
+
+  globChars(win32) {
+    return win32 === true ? WINDOWS_CHARS : POSIX_CHARS;
+  }
+};
+
+
+/***/ }),
+
+/***/ 78265:
+/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
+
+
+
+const constants = __nccwpck_require__(5595);
+const utils = __nccwpck_require__(64059);
+
+/**
+ * Constants
+ */
+
+const {
+  MAX_LENGTH,
+  POSIX_REGEX_SOURCE,
+  REGEX_NON_SPECIAL_CHARS,
+  REGEX_SPECIAL_CHARS_BACKREF,
+  REPLACEMENTS
+} = constants;
+
+/**
+ * Helpers
+ */
+
+const expandRange = (args, options) => {
+  if (typeof options.expandRange === 'function') {
+    return options.expandRange(...args, options);
+  }
+
+  args.sort();
+  const value = `[${args.join('-')}]`;
+
+  try {
+    /* eslint-disable-next-line no-new */
+    new RegExp(value);
+  } catch (ex) {
+    return args.map(v => utils.escapeRegex(v)).join('..');
+  }
+
+  return value;
+};
+
+/**
+ * Create the message for a syntax error
+ */
+
+const syntaxError = (type, char) => {
+  return `Missing ${type}: "${char}" - use "\\\\${char}" to match literal characters`;
+};
+
+const splitTopLevel = input => {
+  const parts = [];
+  let bracket = 0;
+  let paren = 0;
+  let quote = 0;
+  let value = '';
+  let escaped = false;
+
+  for (const ch of input) {
+    if (escaped === true) {
+      value += ch;
+      escaped = false;
+      continue;
+    }
+
+    if (ch === '\\') {
+      value += ch;
+      escaped = true;
+      continue;
+    }
+
+    if (ch === '"') {
+      quote = quote === 1 ? 0 : 1;
+      value += ch;
+      continue;
+    }
+
+    if (quote === 0) {
+      if (ch === '[') {
+        bracket++;
+      } else if (ch === ']' && bracket > 0) {
+        bracket--;
+      } else if (bracket === 0) {
+        if (ch === '(') {
+          paren++;
+        } else if (ch === ')' && paren > 0) {
+          paren--;
+        } else if (ch === '|' && paren === 0) {
+          parts.push(value);
+          value = '';
+          continue;
+        }
+      }
+    }
+
+    value += ch;
+  }
+
+  parts.push(value);
+  return parts;
+};
+
+const isPlainBranch = branch => {
+  let escaped = false;
+
+  for (const ch of branch) {
+    if (escaped === true) {
+      escaped = false;
+      continue;
+    }
+
+    if (ch === '\\') {
+      escaped = true;
+      continue;
+    }
+
+    if (/[?*+@!()[\]{}]/.test(ch)) {
+      return false;
+    }
+  }
+
+  return true;
+};
+
+const normalizeSimpleBranch = branch => {
+  let value = branch.trim();
+  let changed = true;
+
+  while (changed === true) {
+    changed = false;
+
+    if (/^@\([^\\()[\]{}|]+\)$/.test(value)) {
+      value = value.slice(2, -1);
+      changed = true;
+    }
+  }
+
+  if (!isPlainBranch(value)) {
+    return;
+  }
+
+  return value.replace(/\\(.)/g, '$1');
+};
+
+const hasRepeatedCharPrefixOverlap = branches => {
+  const values = branches.map(normalizeSimpleBranch).filter(Boolean);
+
+  for (let i = 0; i < values.length; i++) {
+    for (let j = i + 1; j < values.length; j++) {
+      const a = values[i];
+      const b = values[j];
+      const char = a[0];
+
+      if (!char || a !== char.repeat(a.length) || b !== char.repeat(b.length)) {
+        continue;
+      }
+
+      if (a === b || a.startsWith(b) || b.startsWith(a)) {
+        return true;
+      }
+    }
+  }
+
+  return false;
+};
+
+const parseRepeatedExtglob = (pattern, requireEnd = true) => {
+  if ((pattern[0] !== '+' && pattern[0] !== '*') || pattern[1] !== '(') {
+    return;
+  }
+
+  let bracket = 0;
+  let paren = 0;
+  let quote = 0;
+  let escaped = false;
+
+  for (let i = 1; i < pattern.length; i++) {
+    const ch = pattern[i];
+
+    if (escaped === true) {
+      escaped = false;
+      continue;
+    }
+
+    if (ch === '\\') {
+      escaped = true;
+      continue;
+    }
+
+    if (ch === '"') {
+      quote = quote === 1 ? 0 : 1;
+      continue;
+    }
+
+    if (quote === 1) {
+      continue;
+    }
+
+    if (ch === '[') {
+      bracket++;
+      continue;
+    }
+
+    if (ch === ']' && bracket > 0) {
+      bracket--;
+      continue;
+    }
+
+    if (bracket > 0) {
+      continue;
+    }
+
+    if (ch === '(') {
+      paren++;
+      continue;
+    }
+
+    if (ch === ')') {
+      paren--;
+
+      if (paren === 0) {
+        if (requireEnd === true && i !== pattern.length - 1) {
+          return;
+        }
+
+        return {
+          type: pattern[0],
+          body: pattern.slice(2, i),
+          end: i
+        };
+      }
+    }
+  }
+};
+
+const buildCharClassStar = chars => {
+  const source = chars.length === 1
+    ? utils.escapeRegex(chars[0])
+    : `[${chars.map(ch => utils.escapeRegex(ch)).join('')}]`;
+
+  return `${source}*`;
+};
+
+const getStarExtglobSequenceChars = pattern => {
+  let index = 0;
+  const chars = [];
+
+  while (index < pattern.length) {
+    const match = parseRepeatedExtglob(pattern.slice(index), false);
+
+    if (!match || match.type !== '*') {
+      return;
+    }
+
+    const branches = splitTopLevel(match.body).map(branch => branch.trim());
+    if (branches.length !== 1) {
+      return;
+    }
+
+    const branch = normalizeSimpleBranch(branches[0]);
+    if (!branch || branch.length !== 1) {
+      return;
+    }
+
+    chars.push(branch);
+    index += match.end + 1;
+  }
+
+  if (chars.length < 1) {
+    return;
+  }
+
+  return chars;
+};
+
+const repeatedExtglobRecursion = pattern => {
+  let depth = 0;
+  let value = pattern.trim();
+  let match = parseRepeatedExtglob(value);
+
+  while (match) {
+    depth++;
+    value = match.body.trim();
+    match = parseRepeatedExtglob(value);
+  }
+
+  return depth;
+};
+
+const analyzeRepeatedExtglob = (body, options) => {
+  if (options.maxExtglobRecursion === false) {
+    return { risky: false };
+  }
+
+  const max =
+    typeof options.maxExtglobRecursion === 'number'
+      ? options.maxExtglobRecursion
+      : constants.DEFAULT_MAX_EXTGLOB_RECURSION;
+
+  const branches = splitTopLevel(body).map(branch => branch.trim());
+
+  if (branches.length > 1) {
+    if (
+      branches.some(branch => branch === '') ||
+      branches.some(branch => /^[*?]+$/.test(branch)) ||
+      hasRepeatedCharPrefixOverlap(branches)
+    ) {
+      return { risky: true };
+    }
+  }
+
+  // A repeated extglob is "risky" (prone to catastrophic backtracking) when a
+  // branch is itself a `*(...)` sequence, since that nests an unbounded quantifier
+  // inside the outer `+(...)`/`*(...)`. When *every* branch reduces to single
+  // characters we can emit one flat, ReDoS-safe character class that preserves the
+  // meaning of ALL branches (e.g. `+(*(a)|*(b))` -> `[ab]*`), rather than dropping
+  // every branch but the first.
+  const safeChars = [];
+  let sawStarSequence = false;
+  let combinable = true;
+
+  for (const branch of branches) {
+    const chars = getStarExtglobSequenceChars(branch);
+    if (chars) {
+      sawStarSequence = true;
+      safeChars.push(...chars);
+      continue;
+    }
+
+    const literal = normalizeSimpleBranch(branch);
+    if (literal && literal.length === 1) {
+      safeChars.push(literal);
+      continue;
+    }
+
+    combinable = false;
+
+    if (repeatedExtglobRecursion(branch) > max) {
+      return { risky: true };
+    }
+  }
+
+  if (sawStarSequence) {
+    return combinable
+      ? { risky: true, safeOutput: buildCharClassStar([...new Set(safeChars)]) }
+      : { risky: true };
+  }
+
+  return { risky: false };
+};
+
+/**
+ * Parse the given input string.
+ * @param {String} input
+ * @param {Object} options
+ * @return {Object}
+ */
+
+const parse = (input, options) => {
+  if (typeof input !== 'string') {
+    throw new TypeError('Expected a string');
+  }
+
+  input = REPLACEMENTS[input] || input;
+
+  const opts = { ...options };
+  const max = typeof opts.maxLength === 'number' ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
+
+  let len = input.length;
+  if (len > max) {
+    throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
+  }
+
+  const bos = { type: 'bos', value: '', output: opts.prepend || '' };
+  const tokens = [bos];
+
+  const capture = opts.capture ? '' : '?:';
+
+  // create constants based on platform, for windows or posix
+  const PLATFORM_CHARS = constants.globChars(opts.windows);
+  const EXTGLOB_CHARS = constants.extglobChars(PLATFORM_CHARS);
+
+  const {
+    DOT_LITERAL,
+    PLUS_LITERAL,
+    SLASH_LITERAL,
+    ONE_CHAR,
+    DOTS_SLASH,
+    NO_DOT,
+    NO_DOT_SLASH,
+    NO_DOTS_SLASH,
+    QMARK,
+    QMARK_NO_DOT,
+    STAR,
+    START_ANCHOR
+  } = PLATFORM_CHARS;
+
+  const globstar = opts => {
+    return `(${capture}(?:(?!${START_ANCHOR}${opts.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
+  };
+
+  const nodot = opts.dot ? '' : NO_DOT;
+  const qmarkNoDot = opts.dot ? QMARK : QMARK_NO_DOT;
+  let star = opts.bash === true ? globstar(opts) : STAR;
+
+  if (opts.capture) {
+    star = `(${star})`;
+  }
+
+  // minimatch options support
+  if (typeof opts.noext === 'boolean') {
+    opts.noextglob = opts.noext;
+  }
+
+  const state = {
+    input,
+    index: -1,
+    start: 0,
+    dot: opts.dot === true,
+    consumed: '',
+    output: '',
+    prefix: '',
+    backtrack: false,
+    negated: false,
+    brackets: 0,
+    braces: 0,
+    parens: 0,
+    quotes: 0,
+    globstar: false,
+    tokens
+  };
+
+  input = utils.removePrefix(input, state);
+  len = input.length;
+
+  const extglobs = [];
+  const braces = [];
+  const stack = [];
+  let prev = bos;
+  let value;
+
+  /**
+   * Tokenizing helpers
+   */
+
+  const eos = () => state.index === len - 1;
+  const peek = state.peek = (n = 1) => input[state.index + n];
+  const advance = state.advance = () => input[++state.index] || '';
+  const remaining = () => input.slice(state.index + 1);
+  const consume = (value = '', num = 0) => {
+    state.consumed += value;
+    state.index += num;
+  };
+
+  const append = token => {
+    state.output += token.output != null ? token.output : token.value;
+    consume(token.value);
+  };
+
+  const negate = () => {
+    let count = 1;
+
+    while (peek() === '!' && (peek(2) !== '(' || peek(3) === '?')) {
+      advance();
+      state.start++;
+      count++;
+    }
+
+    if (count % 2 === 0) {
+      return false;
+    }
+
+    state.negated = true;
+    state.start++;
+    return true;
+  };
+
+  const increment = type => {
+    state[type]++;
+    stack.push(type);
+  };
+
+  const decrement = type => {
+    state[type]--;
+    stack.pop();
+  };
+
+  /**
+   * Push tokens onto the tokens array. This helper speeds up
+   * tokenizing by 1) helping us avoid backtracking as much as possible,
+   * and 2) helping us avoid creating extra tokens when consecutive
+   * characters are plain text. This improves performance and simplifies
+   * lookbehinds.
+   */
+
+  const push = tok => {
+    if (prev.type === 'globstar') {
+      const isBrace = state.braces > 0 && (tok.type === 'comma' || tok.type === 'brace');
+      const isExtglob = tok.extglob === true || (extglobs.length && (tok.type === 'pipe' || tok.type === 'paren'));
+
+      if (tok.type !== 'slash' && tok.type !== 'paren' && !isBrace && !isExtglob) {
+        state.output = state.output.slice(0, -prev.output.length);
+        prev.type = 'star';
+        prev.value = '*';
+        prev.output = star;
+        state.output += prev.output;
+      }
+    }
+
+    if (extglobs.length && tok.type !== 'paren') {
+      extglobs[extglobs.length - 1].inner += tok.value;
+    }
+
+    if (tok.value || tok.output) append(tok);
+    if (prev && prev.type === 'text' && tok.type === 'text') {
+      prev.output = (prev.output || prev.value) + tok.value;
+      prev.value += tok.value;
+      return;
+    }
+
+    tok.prev = prev;
+    tokens.push(tok);
+    prev = tok;
+  };
+
+  const extglobOpen = (type, value) => {
+    const token = { ...EXTGLOB_CHARS[value], conditions: 1, inner: '' };
+
+    token.prev = prev;
+    token.parens = state.parens;
+    token.output = state.output;
+    token.startIndex = state.index;
+    token.tokensIndex = tokens.length;
+    const output = (opts.capture ? '(' : '') + token.open;
+
+    increment('parens');
+    push({ type, value, output: state.output ? '' : ONE_CHAR });
+    push({ type: 'paren', extglob: true, value: advance(), output });
+    extglobs.push(token);
+  };
+
+  const extglobClose = token => {
+    const literal = input.slice(token.startIndex, state.index + 1);
+    const body = input.slice(token.startIndex + 2, state.index);
+    const analysis = analyzeRepeatedExtglob(body, opts);
+
+    if ((token.type === 'plus' || token.type === 'star') && analysis.risky) {
+      const safeOutput = analysis.safeOutput
+        ? (token.output ? '' : ONE_CHAR) + (opts.capture ? `(${analysis.safeOutput})` : analysis.safeOutput)
+        : undefined;
+      const open = tokens[token.tokensIndex];
+
+      open.type = 'text';
+      open.value = literal;
+      open.output = safeOutput || utils.escapeRegex(literal);
+
+      for (let i = token.tokensIndex + 1; i < tokens.length; i++) {
+        tokens[i].value = '';
+        tokens[i].output = '';
+        delete tokens[i].suffix;
+      }
+
+      state.output = token.output + open.output;
+      state.backtrack = true;
+
+      push({ type: 'paren', extglob: true, value, output: '' });
+      decrement('parens');
+      return;
+    }
+
+    let output = token.close + (opts.capture ? ')' : '');
+    let rest;
+
+    if (token.type === 'negate') {
+      let extglobStar = star;
+
+      if (token.inner && token.inner.length > 1 && token.inner.includes('/')) {
+        extglobStar = globstar(opts);
+      }
+
+      if (extglobStar !== star || eos() || /^\)+$/.test(remaining())) {
+        output = token.close = `)$))${extglobStar}`;
+      }
+
+      if (token.inner.includes('*') && (rest = remaining()) && /^\.[^\\/.]+$/.test(rest)) {
+        // Any non-magical string (`.ts`) or even nested expression (`.{ts,tsx}`) can follow after the closing parenthesis.
+        // In this case, we need to parse the string and use it in the output of the original pattern.
+        // Suitable patterns: `/!(*.d).ts`, `/!(*.d).{ts,tsx}`, `**/!(*-dbg).@(js)`.
+        //
+        // Disabling the `fastpaths` option due to a problem with parsing strings as `.ts` in the pattern like `**/!(*.d).ts`.
+        const expression = parse(rest, { ...options, fastpaths: false }).output;
+
+        output = token.close = `)${expression})${extglobStar})`;
+      }
+
+      if (token.prev.type === 'bos') {
+        state.negatedExtglob = true;
+      }
+    }
+
+    push({ type: 'paren', extglob: true, value, output });
+    decrement('parens');
+  };
+
+  /**
+   * Fast paths
+   */
+
+  if (opts.fastpaths !== false && !/(^[*!]|[/()[\]{}"])/.test(input)) {
+    let backslashes = false;
+
+    let output = input.replace(REGEX_SPECIAL_CHARS_BACKREF, (m, esc, chars, first, rest, index) => {
+      if (first === '\\') {
+        backslashes = true;
+        return m;
+      }
+
+      if (first === '?') {
+        if (esc) {
+          return esc + first + (rest ? QMARK.repeat(rest.length) : '');
+        }
+        if (index === 0) {
+          return qmarkNoDot + (rest ? QMARK.repeat(rest.length) : '');
+        }
+        return QMARK.repeat(chars.length);
+      }
+
+      if (first === '.') {
+        return DOT_LITERAL.repeat(chars.length);
+      }
+
+      if (first === '*') {
+        if (esc) {
+          return esc + first + (rest ? star : '');
+        }
+        return star;
+      }
+      return esc ? m : `\\${m}`;
+    });
+
+    if (backslashes === true) {
+      if (opts.unescape === true) {
+        output = output.replace(/\\/g, '');
+      } else {
+        output = output.replace(/\\+/g, m => {
+          return m.length % 2 === 0 ? '\\\\' : (m ? '\\' : '');
+        });
+      }
+    }
+
+    if (output === input && opts.contains === true) {
+      state.output = input;
+      return state;
+    }
+
+    state.output = utils.wrapOutput(output, state, options);
+    return state;
+  }
+
+  /**
+   * Tokenize input until we reach end-of-string
+   */
+
+  while (!eos()) {
+    value = advance();
+
+    if (value === '\u0000') {
+      continue;
+    }
+
+    /**
+     * Escaped characters
+     */
+
+    if (value === '\\') {
+      const next = peek();
+
+      if (next === '/' && opts.bash !== true) {
+        continue;
+      }
+
+      if (next === '.' || next === ';') {
+        continue;
+      }
+
+      if (!next) {
+        value += '\\';
+        push({ type: 'text', value });
+        continue;
+      }
+
+      // collapse slashes to reduce potential for exploits
+      const match = /^\\+/.exec(remaining());
+      let slashes = 0;
+
+      if (match && match[0].length > 2) {
+        slashes = match[0].length;
+        state.index += slashes;
+        if (slashes % 2 !== 0) {
+          value += '\\';
+        }
+      }
+
+      if (opts.unescape === true) {
+        value = advance();
+      } else {
+        value += advance();
+      }
+
+      if (state.brackets === 0) {
+        push({ type: 'text', value });
+        continue;
+      }
+    }
+
+    /**
+     * If we're inside a regex character class, continue
+     * until we reach the closing bracket.
+     */
+
+    if (state.brackets > 0 && (value !== ']' || prev.value === '[' || prev.value === '[^')) {
+      if (opts.posix !== false && value === ':') {
+        const inner = prev.value.slice(1);
+        if (inner.includes('[')) {
+          prev.posix = true;
+
+          if (inner.includes(':')) {
+            const idx = prev.value.lastIndexOf('[');
+            const pre = prev.value.slice(0, idx);
+            const rest = prev.value.slice(idx + 2);
+            const posix = POSIX_REGEX_SOURCE[rest];
+            if (posix) {
+              prev.value = pre + posix;
+              state.backtrack = true;
+              advance();
+
+              if (!bos.output && tokens.indexOf(prev) === 1) {
+                bos.output = ONE_CHAR;
+              }
+              continue;
+            }
+          }
+        }
+      }
+
+      if ((value === '[' && peek() !== ':') || (value === '-' && peek() === ']')) {
+        value = `\\${value}`;
+      }
+
+      if (value === ']' && (prev.value === '[' || prev.value === '[^')) {
+        value = `\\${value}`;
+      }
+
+      if (opts.posix === true && value === '!' && prev.value === '[') {
+        value = '^';
+      }
+
+      prev.value += value;
+      append({ value });
+      continue;
+    }
+
+    /**
+     * If we're inside a quoted string, continue
+     * until we reach the closing double quote.
+     */
+
+    if (state.quotes === 1 && value !== '"') {
+      value = utils.escapeRegex(value);
+      prev.value += value;
+      append({ value });
+      continue;
+    }
+
+    /**
+     * Double quotes
+     */
+
+    if (value === '"') {
+      state.quotes = state.quotes === 1 ? 0 : 1;
+      if (opts.keepQuotes === true) {
+        push({ type: 'text', value });
+      }
+      continue;
+    }
+
+    /**
+     * Parentheses
+     */
+
+    if (value === '(') {
+      increment('parens');
+      push({ type: 'paren', value });
+      continue;
+    }
+
+    if (value === ')') {
+      if (state.parens === 0 && opts.strictBrackets === true) {
+        throw new SyntaxError(syntaxError('opening', '('));
+      }
+
+      const extglob = extglobs[extglobs.length - 1];
+      if (extglob && state.parens === extglob.parens + 1) {
+        extglobClose(extglobs.pop());
+        continue;
+      }
+
+      push({ type: 'paren', value, output: state.parens ? ')' : '\\)' });
+      decrement('parens');
+      continue;
+    }
+
+    /**
+     * Square brackets
+     */
+
+    if (value === '[') {
+      if (opts.nobracket === true || !remaining().includes(']')) {
+        if (opts.nobracket !== true && opts.strictBrackets === true) {
+          throw new SyntaxError(syntaxError('closing', ']'));
+        }
+
+        value = `\\${value}`;
+      } else {
+        increment('brackets');
+      }
+
+      push({ type: 'bracket', value });
+      continue;
+    }
+
+    if (value === ']') {
+      if (opts.nobracket === true || (prev && prev.type === 'bracket' && prev.value.length === 1)) {
+        push({ type: 'text', value, output: `\\${value}` });
+        continue;
+      }
+
+      if (state.brackets === 0) {
+        if (opts.strictBrackets === true) {
+          throw new SyntaxError(syntaxError('opening', '['));
+        }
+
+        push({ type: 'text', value, output: `\\${value}` });
+        continue;
+      }
+
+      decrement('brackets');
+
+      const prevValue = prev.value.slice(1);
+      if (prev.posix !== true && prevValue[0] === '^' && !prevValue.includes('/')) {
+        value = `/${value}`;
+      }
+
+      prev.value += value;
+      append({ value });
+
+      // when literal brackets are explicitly disabled
+      // assume we should match with a regex character class
+      if (opts.literalBrackets === false || utils.hasRegexChars(prevValue)) {
+        continue;
+      }
+
+      const escaped = utils.escapeRegex(prev.value);
+      state.output = state.output.slice(0, -prev.value.length);
+
+      // when literal brackets are explicitly enabled
+      // assume we should escape the brackets to match literal characters
+      if (opts.literalBrackets === true) {
+        state.output += escaped;
+        prev.value = escaped;
+        continue;
+      }
+
+      // when the user specifies nothing, try to match both
+      prev.value = `(${capture}${escaped}|${prev.value})`;
+      state.output += prev.value;
+      continue;
+    }
+
+    /**
+     * Braces
+     */
+
+    if (value === '{' && opts.nobrace !== true) {
+      increment('braces');
+
+      const open = {
+        type: 'brace',
+        value,
+        output: '(',
+        outputIndex: state.output.length,
+        tokensIndex: state.tokens.length
+      };
+
+      braces.push(open);
+      push(open);
+      continue;
+    }
+
+    if (value === '}') {
+      const brace = braces[braces.length - 1];
+
+      if (opts.nobrace === true || !brace) {
+        push({ type: 'text', value, output: value });
+        continue;
+      }
+
+      let output = ')';
+
+      if (brace.dots === true) {
+        const arr = tokens.slice();
+        const range = [];
+
+        for (let i = arr.length - 1; i >= 0; i--) {
+          tokens.pop();
+          if (arr[i].type === 'brace') {
+            break;
+          }
+          if (arr[i].type !== 'dots') {
+            range.unshift(arr[i].value);
+          }
+        }
+
+        output = expandRange(range, opts);
+        state.backtrack = true;
+      }
+
+      if (brace.comma !== true && brace.dots !== true) {
+        const out = state.output.slice(0, brace.outputIndex);
+        const toks = state.tokens.slice(brace.tokensIndex);
+        brace.value = brace.output = '\\{';
+        value = output = '\\}';
+        state.output = out;
+        for (const t of toks) {
+          state.output += (t.output || t.value);
+        }
+      }
+
+      push({ type: 'brace', value, output });
+      decrement('braces');
+      braces.pop();
+      continue;
+    }
+
+    /**
+     * Pipes
+     */
+
+    if (value === '|') {
+      if (extglobs.length > 0) {
+        extglobs[extglobs.length - 1].conditions++;
+      }
+      push({ type: 'text', value });
+      continue;
+    }
+
+    /**
+     * Commas
+     */
+
+    if (value === ',') {
+      let output = value;
+
+      const brace = braces[braces.length - 1];
+      if (brace && stack[stack.length - 1] === 'braces') {
+        brace.comma = true;
+        output = '|';
+      }
+
+      push({ type: 'comma', value, output });
+      continue;
+    }
+
+    /**
+     * Slashes
+     */
+
+    if (value === '/') {
+      // if the beginning of the glob is "./", advance the start
+      // to the current index, and don't add the "./" characters
+      // to the state. This greatly simplifies lookbehinds when
+      // checking for BOS characters like "!" and "." (not "./")
+      if (prev.type === 'dot' && state.index === state.start + 1) {
+        state.start = state.index + 1;
+        state.consumed = '';
+        state.output = '';
+        tokens.pop();
+        prev = bos; // reset "prev" to the first token
+        continue;
+      }
+
+      push({ type: 'slash', value, output: SLASH_LITERAL });
+      continue;
+    }
+
+    /**
+     * Dots
+     */
+
+    if (value === '.') {
+      if (state.braces > 0 && prev.type === 'dot') {
+        if (prev.value === '.') prev.output = DOT_LITERAL;
+        const brace = braces[braces.length - 1];
+        prev.type = 'dots';
+        prev.output += value;
+        prev.value += value;
+        brace.dots = true;
+        continue;
+      }
+
+      if ((state.braces + state.parens) === 0 && prev.type !== 'bos' && prev.type !== 'slash') {
+        push({ type: 'text', value, output: DOT_LITERAL });
+        continue;
+      }
+
+      push({ type: 'dot', value, output: DOT_LITERAL });
+      continue;
+    }
+
+    /**
+     * Question marks
+     */
+
+    if (value === '?') {
+      const isGroup = prev && prev.value === '(';
+      if (!isGroup && opts.noextglob !== true && peek() === '(' && peek(2) !== '?') {
+        extglobOpen('qmark', value);
+        continue;
+      }
+
+      if (prev && prev.type === 'paren') {
+        const next = peek();
+        let output = value;
+
+        if ((prev.value === '(' && !/[!=<:]/.test(next)) || (next === '<' && !/<([!=]|\w+>)/.test(remaining()))) {
+          output = `\\${value}`;
+        }
+
+        push({ type: 'text', value, output });
+        continue;
+      }
+
+      if (opts.dot !== true && (prev.type === 'slash' || prev.type === 'bos')) {
+        push({ type: 'qmark', value, output: QMARK_NO_DOT });
+        continue;
+      }
+
+      push({ type: 'qmark', value, output: QMARK });
+      continue;
+    }
+
+    /**
+     * Exclamation
+     */
+
+    if (value === '!') {
+      if (opts.noextglob !== true && peek() === '(') {
+        if (peek(2) !== '?' || !/[!=<:]/.test(peek(3))) {
+          extglobOpen('negate', value);
+          continue;
+        }
+      }
+
+      if (opts.nonegate !== true && state.index === 0) {
+        negate();
+        continue;
+      }
+    }
+
+    /**
+     * Plus
+     */
+
+    if (value === '+') {
+      if (opts.noextglob !== true && peek() === '(' && peek(2) !== '?') {
+        extglobOpen('plus', value);
+        continue;
+      }
+
+      if ((prev && prev.value === '(') || opts.regex === false) {
+        push({ type: 'plus', value, output: PLUS_LITERAL });
+        continue;
+      }
+
+      if ((prev && (prev.type === 'bracket' || prev.type === 'paren' || prev.type === 'brace')) || state.parens > 0) {
+        push({ type: 'plus', value });
+        continue;
+      }
+
+      push({ type: 'plus', value: PLUS_LITERAL });
+      continue;
+    }
+
+    /**
+     * Plain text
+     */
+
+    if (value === '@') {
+      if (opts.noextglob !== true && peek() === '(' && peek(2) !== '?') {
+        push({ type: 'at', extglob: true, value, output: '' });
+        continue;
+      }
+
+      push({ type: 'text', value });
+      continue;
+    }
+
+    /**
+     * Plain text
+     */
+
+    if (value !== '*') {
+      if (value === '$' || value === '^') {
+        value = `\\${value}`;
+      }
+
+      const match = REGEX_NON_SPECIAL_CHARS.exec(remaining());
+      if (match) {
+        value += match[0];
+        state.index += match[0].length;
+      }
+
+      push({ type: 'text', value });
+      continue;
+    }
+
+    /**
+     * Stars
+     */
+
+    if (prev && (prev.type === 'globstar' || prev.star === true)) {
+      prev.type = 'star';
+      prev.star = true;
+      prev.value += value;
+      prev.output = star;
+      state.backtrack = true;
+      state.globstar = true;
+      consume(value);
+      continue;
+    }
+
+    let rest = remaining();
+    if (opts.noextglob !== true && /^\([^?]/.test(rest)) {
+      extglobOpen('star', value);
+      continue;
+    }
+
+    if (prev.type === 'star') {
+      if (opts.noglobstar === true) {
+        consume(value);
+        continue;
+      }
+
+      const prior = prev.prev;
+      const before = prior.prev;
+      const isStart = prior.type === 'slash' || prior.type === 'bos';
+      const afterStar = before && (before.type === 'star' || before.type === 'globstar');
+
+      if (opts.bash === true && (!isStart || (rest[0] && rest[0] !== '/'))) {
+        push({ type: 'star', value, output: '' });
+        continue;
+      }
+
+      const isBrace = state.braces > 0 && (prior.type === 'comma' || prior.type === 'brace');
+      const isExtglob = extglobs.length && (prior.type === 'pipe' || prior.type === 'paren');
+      if (!isStart && prior.type !== 'paren' && !isBrace && !isExtglob) {
+        push({ type: 'star', value, output: '' });
+        continue;
+      }
+
+      // strip consecutive `/**/`
+      while (rest.slice(0, 3) === '/**') {
+        const after = input[state.index + 4];
+        if (after && after !== '/') {
+          break;
+        }
+        rest = rest.slice(3);
+        consume('/**', 3);
+      }
+
+      // A globstar followed only by balanced closing parens is at the logical end of patterns like
+      // `test(/utils/**)` and `test?(/utils/**)`. Treat it as EOS so the trailing `/**` can match its
+      // parent path, except in negated extglobs where that would change the exclusion semantics.
+      const isEnd = eos() || (
+        state.parens > 0
+        && rest === ')'.repeat(state.parens)
+        && !extglobs.some(extglob => extglob.type === 'negate')
+      );
+
+      if (prior.type === 'bos' && eos()) {
+        prev.type = 'globstar';
+        prev.value += value;
+        prev.output = globstar(opts);
+        state.output = prev.output;
+        state.globstar = true;
+        consume(value);
+        continue;
+      }
+
+      if (prior.type === 'slash' && prior.prev.type !== 'bos' && !afterStar && isEnd) {
+        state.output = state.output.slice(0, -(prior.output + prev.output).length);
+        prior.output = `(?:${prior.output}`;
+
+        prev.type = 'globstar';
+        prev.output = globstar(opts) + (opts.strictSlashes ? ')' : '|$)');
+        prev.value += value;
+        state.globstar = true;
+        state.output += prior.output + prev.output;
+        consume(value);
+        continue;
+      }
+
+      if (prior.type === 'slash' && prior.prev.type !== 'bos' && rest[0] === '/') {
+        const end = rest[1] !== void 0 ? '|$' : '';
+
+        state.output = state.output.slice(0, -(prior.output + prev.output).length);
+        prior.output = `(?:${prior.output}`;
+
+        prev.type = 'globstar';
+        prev.output = `${globstar(opts)}${SLASH_LITERAL}|${SLASH_LITERAL}${end})`;
+        prev.value += value;
+
+        state.output += prior.output + prev.output;
+        state.globstar = true;
+
+        consume(value + advance());
+
+        push({ type: 'slash', value: '/', output: '' });
+        continue;
+      }
+
+      if (prior.type === 'bos' && rest[0] === '/') {
+        prev.type = 'globstar';
+        prev.value += value;
+        prev.output = `(?:^|${SLASH_LITERAL}|${globstar(opts)}${SLASH_LITERAL})`;
+        state.output = prev.output;
+        state.globstar = true;
+        consume(value + advance());
+        push({ type: 'slash', value: '/', output: '' });
+        continue;
+      }
+
+      // remove single star from output
+      state.output = state.output.slice(0, -prev.output.length);
+
+      // reset previous token to globstar
+      prev.type = 'globstar';
+      prev.output = globstar(opts);
+      prev.value += value;
+
+      // reset output with globstar
+      state.output += prev.output;
+      state.globstar = true;
+      consume(value);
+      continue;
+    }
+
+    const token = { type: 'star', value, output: star };
+
+    if (opts.bash === true) {
+      token.output = '.*?';
+      if (prev.type === 'bos' || prev.type === 'slash') {
+        token.output = nodot + token.output;
+      }
+      push(token);
+      continue;
+    }
+
+    if (prev && (prev.type === 'bracket' || prev.type === 'paren') && opts.regex === true) {
+      token.output = value;
+      push(token);
+      continue;
+    }
+
+    if (state.index === state.start || prev.type === 'slash' || prev.type === 'dot') {
+      if (prev.type === 'dot') {
+        state.output += NO_DOT_SLASH;
+        prev.output += NO_DOT_SLASH;
+
+      } else if (opts.dot === true) {
+        state.output += NO_DOTS_SLASH;
+        prev.output += NO_DOTS_SLASH;
+
+      } else {
+        state.output += nodot;
+        prev.output += nodot;
+      }
+
+      if (peek() !== '*') {
+        state.output += ONE_CHAR;
+        prev.output += ONE_CHAR;
+      }
+    }
+
+    push(token);
+  }
+
+  while (state.brackets > 0) {
+    if (opts.strictBrackets === true) throw new SyntaxError(syntaxError('closing', ']'));
+    state.output = utils.escapeLast(state.output, '[');
+    decrement('brackets');
+  }
+
+  while (state.parens > 0) {
+    if (opts.strictBrackets === true) throw new SyntaxError(syntaxError('closing', ')'));
+    state.output = utils.escapeLast(state.output, '(');
+    decrement('parens');
+  }
+
+  while (state.braces > 0) {
+    if (opts.strictBrackets === true) throw new SyntaxError(syntaxError('closing', '}'));
+    state.output = utils.escapeLast(state.output, '{');
+    decrement('braces');
+  }
+
+  if (opts.strictSlashes !== true && (prev.type === 'star' || prev.type === 'bracket')) {
+    push({ type: 'maybe_slash', value: '', output: `${SLASH_LITERAL}?` });
+  }
+
+  // rebuild the output if we had to backtrack at any point
+  if (state.backtrack === true) {
+    state.output = '';
+
+    for (const token of state.tokens) {
+      state.output += token.output != null ? token.output : token.value;
+
+      if (token.suffix) {
+        state.output += token.suffix;
+      }
+    }
+  }
+
+  return state;
+};
+
+/**
+ * Fast paths for creating regular expressions for common glob patterns.
+ * This can significantly speed up processing and has very little downside
+ * impact when none of the fast paths match.
+ */
+
+parse.fastpaths = (input, options) => {
+  const opts = { ...options };
+  const max = typeof opts.maxLength === 'number' ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
+  const len = input.length;
+  if (len > max) {
+    throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
+  }
+
+  input = REPLACEMENTS[input] || input;
+
+  // create constants based on platform, for windows or posix
+  const {
+    DOT_LITERAL,
+    SLASH_LITERAL,
+    ONE_CHAR,
+    DOTS_SLASH,
+    NO_DOT,
+    NO_DOTS,
+    NO_DOTS_SLASH,
+    STAR,
+    START_ANCHOR
+  } = constants.globChars(opts.windows);
+
+  const nodot = opts.dot ? NO_DOTS : NO_DOT;
+  const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
+  const capture = opts.capture ? '' : '?:';
+  const state = { negated: false, prefix: '' };
+  let star = opts.bash === true ? '.*?' : STAR;
+
+  if (opts.capture) {
+    star = `(${star})`;
+  }
+
+  const globstar = opts => {
+    if (opts.noglobstar === true) return star;
+    return `(${capture}(?:(?!${START_ANCHOR}${opts.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
+  };
+
+  const create = str => {
+    switch (str) {
+      case '*':
+        return `${nodot}${ONE_CHAR}${star}`;
+
+      case '.*':
+        return `${DOT_LITERAL}${ONE_CHAR}${star}`;
+
+      case '*.*':
+        return `${nodot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
+
+      case '*/*':
+        return `${nodot}${star}${SLASH_LITERAL}${ONE_CHAR}${slashDot}${star}`;
+
+      case '**':
+        return nodot + globstar(opts);
+
+      case '**/*':
+        return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${ONE_CHAR}${star}`;
+
+      case '**/*.*':
+        return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
+
+      case '**/.*':
+        return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${DOT_LITERAL}${ONE_CHAR}${star}`;
+
+      default: {
+        const match = /^(.*?)\.(\w+)$/.exec(str);
+        if (!match) return;
+
+        const source = create(match[1]);
+        if (!source) return;
+
+        return source + DOT_LITERAL + match[2];
+      }
+    }
+  };
+
+  const output = utils.removePrefix(input, state);
+  let source = create(output);
+
+  if (source && opts.strictSlashes !== true) {
+    source += `${SLASH_LITERAL}?`;
+  }
+
+  return source;
+};
+
+module.exports = parse;
+
+
+/***/ }),
+
+/***/ 98016:
+/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
+
+
+
+const scan = __nccwpck_require__(31781);
+const parse = __nccwpck_require__(78265);
+const utils = __nccwpck_require__(64059);
+const constants = __nccwpck_require__(5595);
+const isObject = val => val && typeof val === 'object' && !Array.isArray(val);
+
+/**
+ * Creates a matcher function from one or more glob patterns. The
+ * returned function takes a string to match as its first argument,
+ * and returns true if the string is a match. The returned matcher
+ * function also takes a boolean as the second argument that, when true,
+ * returns an object with additional information.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch(glob[, options]);
+ *
+ * const isMatch = picomatch('*.!(*a)');
+ * console.log(isMatch('a.a')); //=> false
+ * console.log(isMatch('a.b')); //=> true
+ *
+ * // For environments without `node.js`, `picomatch/posix` provides you a dependency-free matcher, without automatic OS detection.
+ * const picomatch = require('picomatch/posix');
+ * // the same API, defaulting to posix paths
+ * const isMatch = picomatch('a/*');
+ * console.log(isMatch('a\\b')); //=> false
+ * console.log(isMatch('a/b')); //=> true
+ *
+ * // you can still configure the matcher function to accept windows paths
+ * const isMatch = picomatch('a/*', { options: windows });
+ * console.log(isMatch('a\\b')); //=> true
+ * console.log(isMatch('a/b')); //=> true
+ * ```
+ * @name picomatch
+ * @param {String|Array} `globs` One or more glob patterns.
+ * @param {Object=} `options`
+ * @return {Function=} Returns a matcher function.
+ * @api public
+ */
+
+const picomatch = (glob, options, returnState = false) => {
+  if (Array.isArray(glob)) {
+    const fns = glob.map(input => picomatch(input, options, returnState));
+    const arrayMatcher = str => {
+      for (const isMatch of fns) {
+        const state = isMatch(str);
+        if (state) return state;
+      }
+      return false;
+    };
+    return arrayMatcher;
+  }
+
+  const isState = isObject(glob) && glob.tokens && glob.input;
+
+  if (glob === '' || (typeof glob !== 'string' && !isState)) {
+    throw new TypeError('Expected pattern to be a non-empty string');
+  }
+
+  const opts = options || {};
+  const posix = opts.windows;
+  const regex = isState
+    ? picomatch.compileRe(glob, options)
+    : picomatch.makeRe(glob, options, false, true);
+
+  const state = regex.state;
+  delete regex.state;
+
+  let isIgnored = () => false;
+  if (opts.ignore) {
+    const ignoreOpts = { ...options, ignore: null, onMatch: null, onResult: null };
+    isIgnored = picomatch(opts.ignore, ignoreOpts, returnState);
+  }
+
+  const matcher = (input, returnObject = false) => {
+    const { isMatch, match, output } = picomatch.test(input, regex, options, { glob, posix });
+    const result = { glob, state, regex, posix, input, output, match, isMatch };
+
+    if (typeof opts.onResult === 'function') {
+      opts.onResult(result);
+    }
+
+    if (isMatch === false) {
+      result.isMatch = false;
+      return returnObject ? result : false;
+    }
+
+    if (isIgnored(input)) {
+      if (typeof opts.onIgnore === 'function') {
+        opts.onIgnore(result);
+      }
+      result.isMatch = false;
+      return returnObject ? result : false;
+    }
+
+    if (typeof opts.onMatch === 'function') {
+      opts.onMatch(result);
+    }
+    return returnObject ? result : true;
+  };
+
+  if (returnState) {
+    matcher.state = state;
+  }
+
+  return matcher;
+};
+
+/**
+ * Test `input` with the given `regex`. This is used by the main
+ * `picomatch()` function to test the input string.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch.test(input, regex[, options]);
+ *
+ * console.log(picomatch.test('foo/bar', /^(?:([^/]*?)\/([^/]*?))$/));
+ * // { isMatch: true, match: [ 'foo/', 'foo', 'bar' ], output: 'foo/bar' }
+ * ```
+ * @param {String} `input` String to test.
+ * @param {RegExp} `regex`
+ * @return {Object} Returns an object with matching info.
+ * @api public
+ */
+
+picomatch.test = (input, regex, options, { glob, posix } = {}) => {
+  if (typeof input !== 'string') {
+    throw new TypeError('Expected input to be a string');
+  }
+
+  if (input === '') {
+    return { isMatch: false, output: '' };
+  }
+
+  const opts = options || {};
+  const format = opts.format || (posix ? utils.toPosixSlashes : null);
+  let match = input === glob;
+  let output = (match && format) ? format(input) : input;
+
+  if (match === false) {
+    output = format ? format(input) : input;
+    match = output === glob;
+  }
+
+  if (match === false || opts.capture === true) {
+    if (opts.matchBase === true || opts.basename === true) {
+      match = picomatch.matchBase(input, regex, options, posix);
+    } else {
+      match = regex.exec(output);
+    }
+  }
+
+  return { isMatch: Boolean(match), match, output };
+};
+
+/**
+ * Match the basename of a filepath.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch.matchBase(input, glob[, options]);
+ * console.log(picomatch.matchBase('foo/bar.js', '*.js'); // true
+ * ```
+ * @param {String} `input` String to test.
+ * @param {RegExp|String} `glob` Glob pattern or regex created by [.makeRe](#makeRe).
+ * @return {Boolean}
+ * @api public
+ */
+
+picomatch.matchBase = (input, glob, options, posix = options && options.windows) => {
+  const regex = glob instanceof RegExp ? glob : picomatch.makeRe(glob, options);
+  return regex.test(utils.basename(input, { windows: posix }));
+};
+
+/**
+ * Returns true if **any** of the given glob `patterns` match the specified `string`.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch.isMatch(string, patterns[, options]);
+ *
+ * console.log(picomatch.isMatch('a.a', ['b.*', '*.a'])); //=> true
+ * console.log(picomatch.isMatch('a.a', 'b.*')); //=> false
+ * ```
+ * @param {String|Array} str The string to test.
+ * @param {String|Array} patterns One or more glob patterns to use for matching.
+ * @param {Object} [options] See available [options](#options).
+ * @return {Boolean} Returns true if any patterns match `str`
+ * @api public
+ */
+
+picomatch.isMatch = (str, patterns, options) => picomatch(patterns, options)(str);
+
+/**
+ * Parse a glob pattern to create the source string for a regular
+ * expression.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * const result = picomatch.parse(pattern[, options]);
+ * ```
+ * @param {String} `pattern`
+ * @param {Object} `options`
+ * @return {Object} Returns an object with useful properties and output to be used as a regex source string.
+ * @api public
+ */
+
+picomatch.parse = (pattern, options) => {
+  if (Array.isArray(pattern)) return pattern.map(p => picomatch.parse(p, options));
+  return parse(pattern, { ...options, fastpaths: false });
+};
+
+/**
+ * Scan a glob pattern to separate the pattern into segments.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch.scan(input[, options]);
+ *
+ * const result = picomatch.scan('!./foo/*.js');
+ * console.log(result);
+ * { prefix: '!./',
+ *   input: '!./foo/*.js',
+ *   start: 3,
+ *   base: 'foo',
+ *   glob: '*.js',
+ *   isBrace: false,
+ *   isBracket: false,
+ *   isGlob: true,
+ *   isExtglob: false,
+ *   isGlobstar: false,
+ *   negated: true }
+ * ```
+ * @param {String} `input` Glob pattern to scan.
+ * @param {Object} `options`
+ * @return {Object} Returns an object with
+ * @api public
+ */
+
+picomatch.scan = (input, options) => scan(input, options);
+
+/**
+ * Compile a regular expression from the `state` object returned by the
+ * [parse()](#parse) method.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * const state = picomatch.parse('*.js');
+ * // picomatch.compileRe(state[, options]);
+ *
+ * console.log(picomatch.compileRe(state));
+ * //=> /^(?:(?!\.)(?=.)[^/]*?\.js)$/
+ * ```
+ * @param {Object} `state`
+ * @param {Object} `options`
+ * @param {Boolean} `returnOutput` Intended for implementors, this argument allows you to return the raw output from the parser.
+ * @param {Boolean} `returnState` Adds the state to a `state` property on the returned regex. Useful for implementors and debugging.
+ * @return {RegExp}
+ * @api public
+ */
+
+picomatch.compileRe = (state, options, returnOutput = false, returnState = false) => {
+  if (returnOutput === true) {
+    return state.output;
+  }
+
+  const opts = options || {};
+  const prepend = opts.contains ? '' : '^';
+  const append = opts.contains ? '' : '$';
+
+  let source = `${prepend}(?:${state.output})${append}`;
+  if (state && state.negated === true) {
+    source = `^(?!${source}).*$`;
+  }
+
+  const regex = picomatch.toRegex(source, options);
+  if (returnState === true) {
+    regex.state = state;
+  }
+
+  return regex;
+};
+
+/**
+ * Create a regular expression from a parsed glob pattern.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch.makeRe(state[, options]);
+ *
+ * const result = picomatch.makeRe('*.js');
+ * console.log(result);
+ * //=> /^(?:(?!\.)(?=.)[^/]*?\.js)$/
+ * ```
+ * @param {String} `state` The object returned from the `.parse` method.
+ * @param {Object} `options`
+ * @param {Boolean} `returnOutput` Implementors may use this argument to return the compiled output, instead of a regular expression. This is not exposed on the options to prevent end-users from mutating the result.
+ * @param {Boolean} `returnState` Implementors may use this argument to return the state from the parsed glob with the returned regular expression.
+ * @return {RegExp} Returns a regex created from the given pattern.
+ * @api public
+ */
+
+picomatch.makeRe = (input, options = {}, returnOutput = false, returnState = false) => {
+  if (!input || typeof input !== 'string') {
+    throw new TypeError('Expected a non-empty string');
+  }
+
+  let parsed = { negated: false, fastpaths: true };
+
+  if (options.fastpaths !== false && (input[0] === '.' || input[0] === '*')) {
+    parsed.output = parse.fastpaths(input, options);
+  }
+
+  if (!parsed.output) {
+    parsed = parse(input, options);
+  }
+
+  return picomatch.compileRe(parsed, options, returnOutput, returnState);
+};
+
+/**
+ * Create a regular expression from the given regex source string.
+ *
+ * ```js
+ * const picomatch = require('picomatch');
+ * // picomatch.toRegex(source[, options]);
+ *
+ * const { output } = picomatch.parse('*.js');
+ * console.log(picomatch.toRegex(output));
+ * //=> /^(?:(?!\.)(?=.)[^/]*?\.js)$/
+ * ```
+ * @param {String} `source` Regular expression source string.
+ * @param {Object} `options`
+ * @return {RegExp}
+ * @api public
+ */
+
+picomatch.toRegex = (source, options) => {
+  try {
+    const opts = options || {};
+    return new RegExp(source, opts.flags || (opts.nocase ? 'i' : ''));
+  } catch (err) {
+    if (options && options.debug === true) throw err;
+    return /$^/;
+  }
+};
+
+/**
+ * Picomatch constants.
+ * @return {Object}
+ */
+
+picomatch.constants = constants;
+
+/**
+ * Expose "picomatch"
+ */
+
+module.exports = picomatch;
+
+
+/***/ }),
+
+/***/ 31781:
+/***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
+
+
+
+const utils = __nccwpck_require__(64059);
+const {
+  CHAR_ASTERISK,             /* * */
+  CHAR_AT,                   /* @ */
+  CHAR_BACKWARD_SLASH,       /* \ */
+  CHAR_COMMA,                /* , */
+  CHAR_DOT,                  /* . */
+  CHAR_EXCLAMATION_MARK,     /* ! */
+  CHAR_FORWARD_SLASH,        /* / */
+  CHAR_LEFT_CURLY_BRACE,     /* { */
+  CHAR_LEFT_PARENTHESES,     /* ( */
+  CHAR_LEFT_SQUARE_BRACKET,  /* [ */
+  CHAR_PLUS,                 /* + */
+  CHAR_QUESTION_MARK,        /* ? */
+  CHAR_RIGHT_CURLY_BRACE,    /* } */
+  CHAR_RIGHT_PARENTHESES,    /* ) */
+  CHAR_RIGHT_SQUARE_BRACKET  /* ] */
+} = __nccwpck_require__(5595);
+
+const isPathSeparator = code => {
+  return code === CHAR_FORWARD_SLASH || code === CHAR_BACKWARD_SLASH;
+};
+
+const depth = token => {
+  if (token.isPrefix !== true) {
+    token.depth = token.isGlobstar ? Infinity : 1;
+  }
+};
+
+/**
+ * Quickly scans a glob pattern and returns an object with a handful of
+ * useful properties, like `isGlob`, `path` (the leading non-glob, if it exists),
+ * `glob` (the actual pattern), `negated` (true if the path starts with `!` but not
+ * with `!(`) and `negatedExtglob` (true if the path starts with `!(`).
+ *
+ * ```js
+ * const pm = require('picomatch');
+ * console.log(pm.scan('foo/bar/*.js'));
+ * { isGlob: true, input: 'foo/bar/*.js', base: 'foo/bar', glob: '*.js' }
+ * ```
+ * @param {String} `str`
+ * @param {Object} `options`
+ * @return {Object} Returns an object with tokens and regex source string.
+ * @api public
+ */
+
+const scan = (input, options) => {
+  const opts = options || {};
+
+  const length = input.length - 1;
+  const scanToEnd = opts.parts === true || opts.tokens === true || opts.scanToEnd === true;
+  const slashes = [];
+  const tokens = [];
+  const parts = [];
+
+  let str = input;
+  let index = -1;
+  let start = 0;
+  let lastIndex = 0;
+  let isBrace = false;
+  let isBracket = false;
+  let isGlob = false;
+  let isExtglob = false;
+  let isGlobstar = false;
+  let braceEscaped = false;
+  let backslashes = false;
+  let negated = false;
+  let negatedExtglob = false;
+  let finished = false;
+  let braces = 0;
+  let prev;
+  let code;
+  let token = { value: '', depth: 0, isGlob: false };
+
+  const eos = () => index >= length;
+  const peek = () => str.charCodeAt(index + 1);
+  const advance = () => {
+    prev = code;
+    return str.charCodeAt(++index);
+  };
+
+  while (index < length) {
+    code = advance();
+    let next;
+
+    if (code === CHAR_BACKWARD_SLASH) {
+      backslashes = token.backslashes = true;
+      code = advance();
+
+      if (code === CHAR_LEFT_CURLY_BRACE) {
+        braceEscaped = true;
+      }
+      continue;
+    }
+
+    if (braceEscaped === true || code === CHAR_LEFT_CURLY_BRACE) {
+      braces++;
+
+      while (eos() !== true && (code = advance())) {
+        if (code === CHAR_BACKWARD_SLASH) {
+          backslashes = token.backslashes = true;
+          advance();
+          continue;
+        }
+
+        if (code === CHAR_LEFT_CURLY_BRACE) {
+          braces++;
+          continue;
+        }
+
+        if (braceEscaped !== true && code === CHAR_DOT && (code = advance()) === CHAR_DOT) {
+          isBrace = token.isBrace = true;
+          isGlob = token.isGlob = true;
+          finished = true;
+
+          if (scanToEnd === true) {
+            continue;
+          }
+
+          break;
+        }
+
+        if (braceEscaped !== true && code === CHAR_COMMA) {
+          isBrace = token.isBrace = true;
+          isGlob = token.isGlob = true;
+          finished = true;
+
+          if (scanToEnd === true) {
+            continue;
+          }
+
+          break;
+        }
+
+        if (code === CHAR_RIGHT_CURLY_BRACE) {
+          braces--;
+
+          if (braces === 0) {
+            braceEscaped = false;
+            isBrace = token.isBrace = true;
+            finished = true;
+            break;
+          }
+        }
+      }
+
+      if (scanToEnd === true) {
+        continue;
+      }
+
+      break;
+    }
+
+    if (code === CHAR_FORWARD_SLASH) {
+      slashes.push(index);
+      tokens.push(token);
+      token = { value: '', depth: 0, isGlob: false };
+
+      if (finished === true) continue;
+      if (prev === CHAR_DOT && index === (start + 1)) {
+        start += 2;
+        continue;
+      }
+
+      lastIndex = index + 1;
+      continue;
+    }
+
+    if (opts.noext !== true) {
+      const isExtglobChar = code === CHAR_PLUS
+        || code === CHAR_AT
+        || code === CHAR_ASTERISK
+        || code === CHAR_QUESTION_MARK
+        || code === CHAR_EXCLAMATION_MARK;
+
+      if (isExtglobChar === true && peek() === CHAR_LEFT_PARENTHESES) {
+        isGlob = token.isGlob = true;
+        isExtglob = token.isExtglob = true;
+        finished = true;
+        if (code === CHAR_EXCLAMATION_MARK && index === start) {
+          negatedExtglob = true;
+        }
+
+        if (scanToEnd === true) {
+          let parens = 0;
+
+          while (eos() !== true && (code = advance())) {
+            if (code === CHAR_BACKWARD_SLASH) {
+              backslashes = token.backslashes = true;
+              advance();
+              continue;
+            }
+
+            if (code === CHAR_LEFT_PARENTHESES) {
+              parens++;
+              continue;
+            }
+
+            if (code === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+              finished = true;
+              break;
+            }
+          }
+          continue;
+        }
+        break;
+      }
+    }
+
+    if (code === CHAR_ASTERISK) {
+      if (prev === CHAR_ASTERISK) isGlobstar = token.isGlobstar = true;
+      isGlob = token.isGlob = true;
+      finished = true;
+
+      if (scanToEnd === true) {
+        continue;
+      }
+      break;
+    }
+
+    if (code === CHAR_QUESTION_MARK) {
+      isGlob = token.isGlob = true;
+      finished = true;
+
+      if (scanToEnd === true) {
+        continue;
+      }
+      break;
+    }
+
+    if (code === CHAR_LEFT_SQUARE_BRACKET) {
+      while (eos() !== true && (next = advance())) {
+        if (next === CHAR_BACKWARD_SLASH) {
+          backslashes = token.backslashes = true;
+          advance();
+          continue;
+        }
+
+        if (next === CHAR_RIGHT_SQUARE_BRACKET) {
+          isBracket = token.isBracket = true;
+          isGlob = token.isGlob = true;
+          finished = true;
+          break;
+        }
+      }
+
+      if (scanToEnd === true) {
+        continue;
+      }
+
+      break;
+    }
+
+    if (opts.nonegate !== true && code === CHAR_EXCLAMATION_MARK && index === start) {
+      negated = token.negated = true;
+      start++;
+      continue;
+    }
+
+    if (opts.noparen !== true && code === CHAR_LEFT_PARENTHESES) {
+      isGlob = token.isGlob = true;
+
+      if (scanToEnd === true) {
+        let parens = 1;
+
+        while (eos() !== true && (code = advance())) {
+          if (code === CHAR_BACKWARD_SLASH) {
+            backslashes = token.backslashes = true;
+            advance();
+            continue;
+          }
+
+          if (code === CHAR_LEFT_PARENTHESES) {
+            parens++;
+            continue;
+          }
+
+          if (code === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+            finished = true;
+            break;
+          }
+        }
+        continue;
+      }
+      break;
+    }
+
+    if (isGlob === true) {
+      finished = true;
+
+      if (scanToEnd === true) {
+        continue;
+      }
+
+      break;
+    }
+  }
+
+  if (opts.noext === true) {
+    isExtglob = false;
+    isGlob = false;
+  }
+
+  let base = str;
+  let prefix = '';
+  let glob = '';
+
+  if (start > 0) {
+    prefix = str.slice(0, start);
+    str = str.slice(start);
+    lastIndex -= start;
+  }
+
+  if (base && isGlob === true && lastIndex > 0) {
+    base = str.slice(0, lastIndex);
+    glob = str.slice(lastIndex);
+  } else if (isGlob === true) {
+    base = '';
+    glob = str;
+  } else {
+    base = str;
+  }
+
+  if (base && base !== '' && base !== '/' && base !== str) {
+    if (isPathSeparator(base.charCodeAt(base.length - 1))) {
+      base = base.slice(0, -1);
+    }
+  }
+
+  if (opts.unescape === true) {
+    if (glob) glob = utils.removeBackslashes(glob);
+
+    if (base && backslashes === true) {
+      base = utils.removeBackslashes(base);
+    }
+  }
+
+  const state = {
+    prefix,
+    input,
+    start,
+    base,
+    glob,
+    isBrace,
+    isBracket,
+    isGlob,
+    isExtglob,
+    isGlobstar,
+    negated,
+    negatedExtglob
+  };
+
+  if (opts.tokens === true) {
+    state.maxDepth = 0;
+    if (!isPathSeparator(code)) {
+      tokens.push(token);
+    }
+    state.tokens = tokens;
+  }
+
+  if (opts.parts === true || opts.tokens === true) {
+    let prevIndex;
+
+    for (let idx = 0; idx < slashes.length; idx++) {
+      const n = prevIndex !== undefined ? prevIndex + 1 : start;
+      const i = slashes[idx];
+      const value = input.slice(n, i);
+      if (opts.tokens) {
+        if (idx === 0 && start !== 0) {
+          tokens[idx].isPrefix = true;
+          tokens[idx].value = prefix;
+        } else {
+          tokens[idx].value = value;
+        }
+        depth(tokens[idx]);
+        state.maxDepth += tokens[idx].depth;
+      }
+      if (i >= start) {
+        parts.push(value);
+        prevIndex = i;
+      }
+    }
+
+    const n = prevIndex !== undefined ? prevIndex + 1 : start;
+    const value = input.slice(n);
+    parts.push(value);
+
+    if (opts.tokens && prevIndex && prevIndex + 1 < input.length) {
+      tokens[tokens.length - 1].value = value;
+      depth(tokens[tokens.length - 1]);
+      state.maxDepth += tokens[tokens.length - 1].depth;
+    }
+
+    state.slashes = slashes;
+    state.parts = parts;
+  }
+
+  return state;
+};
+
+module.exports = scan;
+
+
+/***/ }),
+
+/***/ 64059:
+/***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
+
+/*global navigator*/
+
+
+const {
+  REGEX_BACKSLASH,
+  REGEX_REMOVE_BACKSLASH,
+  REGEX_SPECIAL_CHARS,
+  REGEX_SPECIAL_CHARS_GLOBAL
+} = __nccwpck_require__(5595);
+
+exports.isObject = val => val !== null && typeof val === 'object' && !Array.isArray(val);
+exports.hasRegexChars = str => REGEX_SPECIAL_CHARS.test(str);
+exports.isRegexChar = str => str.length === 1 && exports.hasRegexChars(str);
+exports.escapeRegex = str => str.replace(REGEX_SPECIAL_CHARS_GLOBAL, '\\$1');
+exports.toPosixSlashes = str => str.replace(REGEX_BACKSLASH, '/');
+
+exports.isWindows = () => {
+  if (typeof navigator !== 'undefined' && navigator.platform) {
+    const platform = navigator.platform.toLowerCase();
+    return platform === 'win32' || platform === 'windows';
+  }
+
+  if (typeof process !== 'undefined' && process.platform) {
+    return process.platform === 'win32';
+  }
+
+  return false;
+};
+
+exports.removeBackslashes = str => {
+  return str.replace(REGEX_REMOVE_BACKSLASH, match => {
+    return match === '\\' ? '' : match;
+  });
+};
+
+exports.escapeLast = (input, char, lastIdx) => {
+  const idx = input.lastIndexOf(char, lastIdx);
+  if (idx === -1) return input;
+  if (input[idx - 1] === '\\') return exports.escapeLast(input, char, idx - 1);
+  return `${input.slice(0, idx)}\\${input.slice(idx)}`;
+};
+
+exports.removePrefix = (input, state = {}) => {
+  let output = input;
+  if (output.startsWith('./')) {
+    output = output.slice(2);
+    state.prefix = './';
+  }
+  return output;
+};
+
+exports.wrapOutput = (input, state = {}, options = {}) => {
+  const prepend = options.contains ? '' : '^';
+  const append = options.contains ? '' : '$';
+
+  let output = `${prepend}(?:${input})${append}`;
+  if (state.negated === true) {
+    output = `(?:^(?!${output}).*$)`;
+  }
+  return output;
+};
+
+exports.basename = (path, { windows } = {}) => {
+  const segs = path.split(windows ? /[\\/]/ : '/');
+  const last = segs[segs.length - 1];
+
+  if (last === '') {
+    return segs[segs.length - 2];
+  }
+
+  return last;
+};
+
+
+/***/ }),
+
 /***/ 20770:
 /***/ ((module, __unused_webpack_exports, __nccwpck_require__) => {
 
@@ -48061,7 +50565,7 @@ class errors_ConfigError extends SchoolError {
 class errors_CorruptStateError extends SchoolError {
   constructor(file, quarantinedTo, line, detail) {
     super(
-      `state file ${file} is corrupt at line ${line} (${detail}); ` + (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : "") + "Refusing to continue on partial state: inspect the quarantined copy, repair or remove it, then rerun."
+      `state file ${file} is corrupt at line ${line} (${detail}); ` + (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : "") + "Refusing to continue on partial state. To recover, run `school checkpoint recover` in this state directory (it merges every record of the quarantined copy that still parses back into the log, drops only the broken lines and keeps the copy); never delete the quarantined copy: without its records, delivered issues would be planned again and their branches moved."
     );
     this.file = file;
     this.quarantinedTo = quarantinedTo;
@@ -48152,25 +50656,29 @@ function isSensitiveKey(key) {
   return known;
 }
 const sensitiveKeys = /* @__PURE__ */ new Map();
-const TOKEN_PATTERNS = [
+const TOKEN_FORMATS = [
   // PEM private keys, terminated or torn.
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  {
+    kind: "a PEM private key",
+    pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g
+  },
   // GitHub tokens.
-  /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
+  { kind: "a GitHub token", pattern: /\bgithub_pat_[A-Za-z0-9_]{20,255}/g },
+  { kind: "a GitHub token", pattern: /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g },
   // Anthropic and OpenAI keys.
-  /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
-  /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
+  { kind: "an Anthropic API key", pattern: /\bsk-ant-[A-Za-z0-9_-]{16,}/g },
+  { kind: "an OpenAI API key", pattern: /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g },
   // AWS access key ids.
-  /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
+  { kind: "an AWS access key id", pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g },
   // Slack tokens and webhooks.
-  /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
-  /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
+  { kind: "a Slack token", pattern: /\bxox[abposre]-[A-Za-z0-9-]{8,}/g },
+  { kind: "a Slack webhook", pattern: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g },
   // JSON Web Tokens.
-  /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+  { kind: "a JSON Web Token", pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g },
   // Google API keys.
-  /\bAIza[0-9A-Za-z_-]{35}\b/g
+  { kind: "a Google API key", pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g }
 ];
+const TOKEN_PATTERNS = TOKEN_FORMATS.map((f) => f.pattern);
 const CONTEXT_PATTERNS = [
   [/\b(authorization\s*[:=]\s*(?:bearer|token|basic)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
   [/\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, `$1${REDACTED}`],
@@ -48183,6 +50691,10 @@ const CONTEXT_PATTERNS = [
 const knownSecrets = /* @__PURE__ */ new Set();
 function redact_registerSecret(value) {
   if (value && value.length >= 6) knownSecrets.add(value);
+}
+function redact_holdsRegisteredSecret(text, counts = () => true) {
+  for (const secret of knownSecrets) if (text.includes(secret) && counts(secret)) return true;
+  return false;
 }
 const LOWER_LITERALS = /private key|github_pat_|gh[pousr]_|sk-|xox|hooks\.slack\.com|authorization|bearer|token|secret|passw|api[_-]?key|access[_-]?key|private[_-]?key|:\/\//;
 const EXACT_LITERALS = /eyJ|AIza|A(?:KI|SI|GP|ID|RO|NP)A/;
@@ -57944,7 +60456,14 @@ const daemonSchema = strictObject({
   ).describe(
     "Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters."
   ),
-  labels: array(schemas_string().min(1)).default([]).describe("Runner labels besides self-hosted."),
+  labels: array(
+    schemas_string().regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+      "a runner label is letters, digits, dots, dashes and underscores (what runs-on takes), e.g. gpu or school-gpu"
+    )
+  ).max(10).default([]).describe(
+    "The self-hosted runner labels besides self-hosted this daemon's crew and roster jobs run on; empty: [self-hosted, <runner-label-prefix>-<id>] (school-<id>)."
+  ),
   hosted: schemas_string().regex(
     /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
     "a GitHub-hosted runner label, e.g. ubuntu-latest or ubuntu-24.04"
@@ -58080,7 +60599,21 @@ const sandboxLimitsSchema = strictObject({
   ),
   tmpfsMiB: schemas_number().int().min(1).default(512).describe("Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only."),
   diskMiB: schemas_number().int().min(1).default(8192).describe(
-    "What a running crew may write to the host disk: its worktree, HOME and /tmp together, measured every few seconds; beyond it its processes are killed and it fails."
+    "What a crew may write: no file grows past it (RLIMIT_FSIZE) and /tmp is a tmpfs of this size, both bounded when written; its worktree and HOME together are measured every few seconds. A refused write it reports, or a sum beyond it, fails the crew."
+  )
+}).prefault({});
+const keyProxyMeterSchema = strictObject({
+  prices: record(
+    schemas_string().regex(
+      /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,119}$/,
+      "a model name or the start of one, e.g. claude-sonnet-4-5 or gpt-5.1-codex"
+    ),
+    pricingSchema
+  ).default({}).describe(
+    "USD per million tokens per model (a name, or the start of names: claude-sonnet-4-5 covers claude-sonnet-4-5-20250929), over the built-in list prices (docs/security.md). A model no entry names is priced at its provider's most expensive rate, with an alert."
+  ),
+  requestsPerMinute: schemas_number().int({ message: "sandbox.keyProxy.requestsPerMinute: a whole number of requests, e.g. 120" }).min(1, { message: "sandbox.keyProxy.requestsPerMinute: at least 1" }).max(1e5).default(120).describe(
+    "Requests one crew may send through its key proxy in any minute; past it the proxy answers 429 with retry-after, without asking the API."
   )
 }).prefault({});
 const sandboxSchema = strictObject({
@@ -58099,20 +60632,33 @@ const sandboxSchema = strictObject({
   bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path)."),
   limits: sandboxLimitsSchema.describe(
     "Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB, diskMiB (docs/security.md)."
+  ),
+  keyProxy: keyProxyMeterSchema.describe(
+    "The key proxy's meter: the prices it counts each answer's usage with, and a crew's request rate (docs/security.md)."
   )
 }).prefault({});
 const SEALED_RESULT_FORMATS = ["node-test", "junit"];
 const sealedResultsSchema = strictObject({
   format: schemas_enum(SEALED_RESULT_FORMATS).describe(
-    "node-test: sealedTests is `node --test \u2026` and the judge adds node's JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
+    "node-test: sealedTests is `node --test \u2026` and the judge adds its guard and its own JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
   ),
   file: schemas_string().min(1).optional().describe(
     "junit only: the report the command writes, relative to the checkout, for a runner that cannot take {results} in argv. A patch touching it is tampering."
   ),
   expect: array(schemas_string().min(1)).min(1).optional().describe(
-    "Tests that must each be reported as passed (name, `suite > name` or `classname.name`). Default: every test the suite reports on the base commit."
+    "Tests that must each be reported as passed (full id such as tests/test_a.py::test_x or test/a.test.js > suite > name; or name, `suite > name`, `classname.name`). Default: every test the suite reports on the base commit."
   )
 }).describe("Named results: the sealed judge passes on the test report, so an early exit fails.");
+const verifyResultsSchema = strictObject({
+  format: schemas_enum(SEALED_RESULT_FORMATS).describe(
+    "node-test: dispatch.verify is `node --test \u2026` and the school adds node's JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
+  ),
+  file: schemas_string().min(1).optional().describe(
+    "junit only: the report the command writes, relative to the checkout, for a runner that cannot take {results} in argv."
+  )
+}).describe(
+  "Named results of dispatch.verify: a crew is graded on the difference from the unchanged base (tests failing there that now pass, tests passing there that must still pass), never blamed for tests already failing at the base."
+);
 const MAX_DAEMONS = 256;
 const DEFAULT_HEARTBEAT_TTL_SECONDS = 900;
 const schema_configSchema = strictObject({
@@ -58176,13 +60722,19 @@ const schema_configSchema = strictObject({
     agentPauseMaxMinutes: schemas_number().int().min(1).max(10080).default(60).describe(
       "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. Only the API's own answer, seen by the key proxy, pauses the school."
     ),
+    limitProbe: schemas_boolean().default(true).describe(
+      "Confirm a usage limit only the student claimed before it pauses the agent: the school runs the agent once itself (a trivial prompt in an empty directory, no issue text) and pauses the agent only when that answers with the limit too, or when crews of two different issues reported it within agentPauseMaxMinutes. Unconfirmed, the claim is the issue's (limit_unconfirmed): it goes to the back of the queue. false: today's behaviour before probes (every claim pauses its agent)."
+    ),
+    maxUnconfirmedLimitClaims: schemas_number().int().min(1).max(100).default(3).describe(
+      "Unconfirmed limit claims (limit_unconfirmed) of one issue after which it stops (stopped-after-unconfirmed-limit-claims) until `school requeue` or `school dead-letters requeue issue:N`."
+    ),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
     repairInJob: schemas_boolean().default(true).describe(
       "An Actions crew job plans and starts the repair of its own failed crew at once, instead of leaving it to a later run."
     ),
     verify: argv.optional().describe(
-      "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch."
+      "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch (the base's tests put back over it), writable for the run and thrown away after, and judged against the unchanged base (docs/grading.md)."
     ),
     install: strictObject({
       command: argv.describe("Installs the dependencies in a checkout of the base, e.g. [npm, ci]."),
@@ -58191,6 +60743,7 @@ const schema_configSchema = strictObject({
     }).optional().describe(
       "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
     ),
+    verifyResults: verifyResultsSchema.optional(),
     order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
       'smallest-first: repairs, priority, smallest size. tail-guard (default): repairs and priority first; within a priority, issues predicted long enough to stretch the makespan, then the quicker 55 % of the curriculum smallest first, then the rest longest first (docs/dispatch.md "Ordering").'
     ),
@@ -58238,9 +60791,29 @@ const schema_configSchema = strictObject({
     sealedTests: argv.optional().describe(
       "Hidden test command run on the crew patch at its base; {sealed} names the copy of sealedDir."
     ),
-    sealedDir: schemas_string().optional().describe("Directory outside the repository holding the sealed suite (copied for each run)."),
+    sealedDir: schemas_string().optional().describe(
+      "Directory outside the repository holding the sealed suite (laid into, or copied beside, a fresh checkout for each run)."
+    ),
     sealedProtect: array(schemas_string().min(1)).default([]).describe("Path globs a patch may not touch (e.g. package.json); touching one is tampering."),
     sealedResults: sealedResultsSchema.optional(),
+    sealedLayout: schemas_enum(["beside", "into"]).optional().describe(
+      "Where the sealed suite goes: into (its files laid into the checkout at their paths, with the installed dependencies) or beside (a copy next to it, named by {sealed}). Default: beside when sealedTests names {sealed}, else into."
+    ),
+    testPatterns: array(schemas_string().min(1)).default([]).describe(
+      "Path globs of test files beyond the built-in ones (docs/grading.md, test surface): a patch may add such files, not change the base's."
+    ),
+    testDefinitions: array(schemas_string().min(1)).default([]).describe(
+      "Path globs of files that define how tests run beyond the built-in ones (package.json scripts, runner configs, CI): any change to one is refused tests_changed."
+    ),
+    allowTestChanges: schemas_boolean().default(false).describe(
+      "true: a patch may change the base's tests and test definitions; the change is flagged for the reviewer and on the board instead of refused tests_changed."
+    ),
+    allowProtected: array(schemas_string().min(1)).default([]).describe(
+      "Path globs of protected paths (.github/**, school.yml, .gitattributes, package-manager and CI configs) a patch may change; anything else there is refused protected_path, in grading and at delivery."
+    ),
+    evidence: schemas_enum(["required", "optional"]).default("required").describe(
+      "required: a coding issue's accepted change must show its fix (a test it adds that fails at the base, tests failing at the base that now pass, or sealed tests that pass), else it is rejected no_evidence; docs and chore issues (a label or a curriculum rule's domain docs, documentation or chore) and non-coding roles are exempt. optional: no evidence is asked."
+    ),
     reviewer: reviewerSchema.optional().describe(
       "Judge 2: a command (argv) printing a JSON verdict, or {kind: claude-code | codex, ...}; default: built-in rubric."
     ),
@@ -58284,6 +60857,22 @@ const schema_configSchema = strictObject({
     c.grading,
     (path, message) => ctx.addIssue({ code: "custom", path: ["grading", ...path], message })
   );
+  if (c.grading.sealedLayout === "into" && c.grading.sealedTests?.some((a) => a.includes("{sealed}")))
+    ctx.addIssue({
+      code: "custom",
+      path: ["grading", "sealedTests"],
+      message: "names {sealed}, but grading.sealedLayout is into: the suite's files are laid into the checkout at their own paths; name them relative to it (e.g. tests/test_fix.py), or set sealedLayout: beside"
+    });
+  if (c.dispatch.verifyResults)
+    resultsIssues(
+      {
+        command: c.dispatch.verify,
+        results: c.dispatch.verifyResults,
+        name: "verify",
+        field: "verifyResults"
+      },
+      (path, message) => ctx.addIssue({ code: "custom", path: ["dispatch", ...path], message })
+    );
   const dir = c.grading.sealedDir;
   if (dir === void 0) return;
   const rel = (0,external_node_path_.relative)((0,external_node_path_.resolve)(c.repoPath), (0,external_node_path_.resolve)(dir));
@@ -58349,6 +60938,39 @@ function sealedResultsIssues(g, issue) {
     issue(["sealedResults", "file"], "the command already writes to {results}; use one of the two");
   if (r.file !== void 0 && ((0,external_node_path_.isAbsolute)(r.file) || r.file.split(/[\\/]/).includes("..")))
     issue(["sealedResults", "file"], "is a path inside the checkout, relative to it (no leading /, no ..)");
+}
+function resultsIssues(o, issue) {
+  const { command: argv2, results: r, name, field } = o;
+  if (!argv2) {
+    issue([field], `needs dispatch.${name}, the command whose test report it reads`);
+    return;
+  }
+  if (r.format === "node-test") {
+    if (!argv2.includes("--test"))
+      issue(
+        [name],
+        `with ${field}.format node-test the command is node's test runner: an argv holding --test, e.g. [node, --test]; for npm test use format junit with a reporter writing to {results}`
+      );
+    const reporter = argv2.find((a) => a.startsWith("--test-reporter"));
+    if (reporter)
+      issue([name], `with ${field}.format node-test the school sets the reporters; remove ${reporter}`);
+    if (r.file !== void 0)
+      issue(
+        [field, "file"],
+        "is for format junit; with node-test the school chooses where node writes its report"
+      );
+    return;
+  }
+  const placeholder = argv2.some((a) => a.includes("{results}"));
+  if (!placeholder && r.file === void 0)
+    issue(
+      [name],
+      `with ${field}.format junit the command writes its JUnit XML to {results}, e.g. [pytest, '--junitxml={results}'], or set ${field}.file`
+    );
+  if (placeholder && r.file !== void 0)
+    issue([field, "file"], "the command already writes to {results}; use one of the two");
+  if (r.file !== void 0 && ((0,external_node_path_.isAbsolute)(r.file) || r.file.split(/[\\/]/).includes("..")))
+    issue([field, "file"], "is a path inside the checkout, relative to it (no leading /, no ..)");
 }
 
 
@@ -59124,6 +61746,8 @@ class ClassroomInterruptedError extends SchoolError {
 }
 
 
+// EXTERNAL MODULE: external "node:buffer"
+var external_node_buffer_ = __nccwpck_require__(4573);
 ;// CONCATENATED MODULE: ./.build/src/bookbag/schema.js
 
 
@@ -59149,8 +61773,40 @@ const verificationRecordSchema = object({
   logDigest: schemas_string(),
   baseSha: schemas_string(),
   diffSha: schemas_string(),
-  timedOut: schemas_boolean().default(false)
+  timedOut: schemas_boolean().default(false),
+  /**
+   * The school's failure, not the crew's (src/crew/base-run.ts): the install failed, a program or
+   * the runner was missing, the run was killed by a signal, or the base itself fails and no named
+   * results tell the crew's part apart. No verdict is passed on the crew (docs/grading.md).
+   */
+  environment: object({
+    kind: schemas_enum(["install_failed", "program_missing", "killed", "base_red", "checkout_failed"]),
+    reason: schemas_string()
+  }).optional(),
+  /** The patch does not apply at its base: git's message (verdict `patch_does_not_apply`). */
+  notApplied: schemas_string().optional(),
+  /** The unchanged base's verification (once per base, cached): its exit and the tests failing there. */
+  base: object({
+    exitCode: schemas_number().int().nullable(),
+    passed: schemas_boolean(),
+    /** Named results were read at the base. */
+    named: schemas_boolean(),
+    /** Tests failing at the base (named results), at most `MAX_NAMES`. */
+    failing: array(schemas_string()).optional(),
+    failingCount: schemas_number().int().nonnegative().optional(),
+    passingCount: schemas_number().int().nonnegative().optional()
+  }).optional(),
+  /** Tests failing at the base that pass with the patch (FAIL_TO_PASS), at most `MAX_NAMES`. */
+  failToPass: array(schemas_string()).optional(),
+  /** Tests passing at the base that still pass (PASS_TO_PASS), at most `MAX_NAMES`; `passToPassCount` is all. */
+  passToPass: array(schemas_string()).optional(),
+  passToPassCount: schemas_number().int().nonnegative().optional(),
+  /** Tests that fail with the patch and did not fail at the base (the crew's failures). */
+  broken: array(schemas_string()).optional(),
+  /** Base test files and test definitions the patch changed, put back to the base's bytes for the run. */
+  reset: array(schemas_string()).optional()
 });
+const MAX_NAMES = 200;
 const usageSchema = object({
   inputTokens: schemas_number().nonnegative().optional(),
   outputTokens: schemas_number().nonnegative().optional(),
@@ -59176,7 +61832,7 @@ const bookbagSchema = object({
   difficulty: schemas_number().int(),
   fences: array(schemas_string()),
   baseSha: schemas_string(),
-  /** SHA-256 of diff.patch. */
+  /** SHA-256 of diff.patch: of the bytes collected from the worktree. */
   diffSha: schemas_string(),
   /** SHA-256 of the brief the student received. */
   briefSha: schemas_string(),
@@ -59217,7 +61873,16 @@ const bookbagSchema = object({
     /** Why the session was fresh (a command agent, no session store kept, the resume refused). */
     why: schemas_string().optional()
   }).optional(),
-  timings: object({ startedAt: schemas_string(), finishedAt: schemas_string(), durationMs: schemas_number() })
+  timings: object({ startedAt: schemas_string(), finishedAt: schemas_string(), durationMs: schemas_number() }),
+  /**
+   * Set when the crew's change was refused at collection and not kept (diff.patch is empty):
+   * `secret_in_patch`, where the secret scan (src/security/secret-scan.ts) found a credential — the
+   * file, the line and the kind, never the value.
+   */
+  refusal: object({
+    code: literal("secret_in_patch"),
+    findings: array(object({ file: schemas_string(), line: schemas_number().int(), kind: schemas_string() }))
+  }).optional()
 });
 const doneFlagSchema = object({ crewId: schemas_string(), recordSha: schemas_string(), diffSha: schemas_string() });
 
@@ -59352,6 +62017,7 @@ function checkSessionStore(dir, note) {
 
 
 
+
 class BookbagAccessError extends SchoolError {
   constructor(crewId, reader) {
     super(
@@ -59370,11 +62036,32 @@ class BookbagIncompleteError extends SchoolError {
     this.name = "BookbagIncompleteError";
   }
 }
+class PatchIntegrityError extends BookbagIncompleteError {
+  constructor(crewId, detail) {
+    super(crewId, detail);
+    this.crewId = crewId;
+    this.message = `the patch of crew ${crewId} ${detail}; the school's error, not the student's: it is neither graded nor delivered`;
+    this.name = "PatchIntegrityError";
+  }
+  crewId;
+}
+function patchText(bytes, crewId) {
+  if (!(0,external_node_buffer_.isUtf8)(bytes)) {
+    throw new PatchIntegrityError(
+      crewId,
+      "is not UTF-8 text (a text file in another encoding): the school carries a patch as text and cannot keep this one byte for byte"
+    );
+  }
+  return bytes.toString("utf8");
+}
 function writeBookbag(dir, files) {
   (0,external_node_fs_.rmSync)((0,external_node_path_.join)(dir, BOOKBAG_FILES.done), { force: true });
   const diffPath = (0,external_node_path_.join)(dir, BOOKBAG_FILES.diff);
-  writeTextAtomic(diffPath, files.diff);
+  const patch = typeof files.diff === "string" ? Buffer.from(files.diff, "utf8") : files.diff;
+  atomic_writeFileAtomic(diffPath, patch);
   const diffSha = sha256((0,external_node_fs_.readFileSync)(diffPath));
+  if (diffSha !== sha256(patch))
+    throw new PatchIntegrityError(files.record.crewId, "written but read back otherwise");
   if (files.report !== void 0) writeTextAtomic((0,external_node_path_.join)(dir, BOOKBAG_FILES.report), files.report);
   if (files.verificationLog !== void 0) {
     writeTextAtomic((0,external_node_path_.join)(dir, BOOKBAG_FILES.verificationLog), files.verificationLog);
@@ -59430,13 +62117,20 @@ async function readBookbag(layout, crewId, reader, root) {
     throw incomplete(`${BOOKBAG_FILES.record} names crew ${record.data.crewId}`);
   const diffBytes = bytes("diff") ?? Buffer.alloc(0);
   const diffSha = sha256(diffBytes);
-  if (diffSha !== flag.data.diffSha || diffSha !== record.data.diffSha) {
-    throw incomplete(`${BOOKBAG_FILES.diff} does not match the digest in ${BOOKBAG_FILES.done}`);
+  if (flag.data.diffSha !== record.data.diffSha) {
+    throw incomplete(`${BOOKBAG_FILES.record} and ${BOOKBAG_FILES.done} name different patches`);
+  }
+  if (diffSha !== record.data.diffSha) {
+    throw new PatchIntegrityError(
+      crewId,
+      `in its bookbag does not match the digest recorded at collection (${BOOKBAG_FILES.diff} has sha256 ${diffSha.slice(0, 12)}\u2026, ${BOOKBAG_FILES.done} names ${record.data.diffSha.slice(0, 12)}\u2026)`
+    );
   }
   const optional = (k) => bytes(k)?.toString("utf8");
   return {
     record: record.data,
     diff: diffBytes.toString("utf8"),
+    patch: diffBytes,
     report: optional("report"),
     verificationLog: optional("verificationLog"),
     brief: optional("brief")
@@ -61529,6 +64223,7 @@ const spendFold = registerFold({
       const crews = state.crews ??= {};
       const c = crews[crewId] ??= { usd: 0, day };
       c.usd += cost;
+      if (e.data.source === "metered") c.meteredUsd = (c.meteredUsd ?? 0) + cost;
       if (day > c.day) c.day = day;
     }
     return state;
@@ -61664,6 +64359,7 @@ const crewFold = registerFold({
           if (e.data.infra) c.infra = true;
           if (e.data.orphaned) c.orphaned = true;
           if (e.data.upstream) c.upstream = e.data.upstream;
+          if (e.data.confirmed) c.confirmed = e.data.confirmed;
         }
         break;
       }
@@ -61946,6 +64642,12 @@ const USAGE_MESSAGE = /^(You have reached your specified API usage limits|Your c
 class UpstreamRecord {
   all = [];
   limitList = [];
+  /**
+   * The crew's meter (./meter.ts): each answer's usage, priced and recorded as the crew's spend, and
+   * the budgets and rate cap each request is admitted by. Set by the crew before its first turn; the
+   * key proxy the record is given to meters through it.
+   */
+  meter;
   add(a) {
     this.all.push(a);
     if (this.all.length > MAX_ANSWERS) this.all.shift();
@@ -62075,7 +64777,21 @@ function describeUpstream(u, type) {
 
 // EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
 var dist = __nccwpck_require__(38815);
+;// CONCATENATED MODULE: ./.build/src/config/source.js
+
+const SOURCE = /* @__PURE__ */ Symbol.for("school-core.configSource");
+function withConfigSource(config, path) {
+  config[SOURCE] = (0,external_node_path_.resolve)(path);
+  return config;
+}
+function configSource(config) {
+  const v = config[SOURCE];
+  return typeof v === "string" ? v : void 0;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/config/load.js
+
 
 
 
@@ -62102,7 +64818,8 @@ function loadConfig(path, overrides = {}) {
       throw new errors_ConfigError(`config: ${path} is not valid YAML: ${e.message}`);
     }
   }
-  return parseConfig(raw, source, overrides);
+  const config = parseConfig(raw, source, overrides);
+  return path ? withConfigSource(config, path) : config;
 }
 function parseConfig(raw, source = "school.yml", overrides = {}) {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
@@ -62633,6 +65350,10 @@ function renderCorrection(c) {
     `# Correction turn ${c.turn} of ${c.of}`,
     "",
     `The verification command \`${c.command.join(" ")}\` ${c.timedOut ? "timed out" : `exited ${c.exitCode ?? "on a signal"}`} on your change. Its output follows as data. Fix the change in the worktree so that verification passes; do not weaken or skip the checks.`,
+    ...c.baseRed ? [
+      "",
+      "The command fails on the unchanged base as well. If what fails is what the issue asks you to fix, fix it; failures that have nothing to do with the issue are not yours to fix."
+    ] : [],
     "",
     dataBlock(c.output),
     ""
@@ -62657,6 +65378,12 @@ class DeliveryRefusedError extends SchoolError {
   constructor(message) {
     super(message);
     this.name = "DeliveryRefusedError";
+  }
+}
+class DeliveredTreeError extends DeliveryRefusedError {
+  constructor(message) {
+    super(message);
+    this.name = "DeliveredTreeError";
   }
 }
 
@@ -63211,12 +65938,13 @@ const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
 const MAX_ORPHANINGS = 3;
 const MAX_INFRA_ABORTS = 3;
 const MAX_LIMIT_CLAIMS = 2;
+const MAX_UNCONFIRMED_LIMIT_CLAIMS = 3;
 const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
   return requeues instanceof Map ? requeues.get(issue) : requeues[issue];
 }
-function issueStates(registry, verdict, requeues) {
+function issueStates(registry, verdict, requeues, o = {}) {
   const byIssue = /* @__PURE__ */ new Map();
   for (const c of Object.values(registry.crews)) {
     const list = byIssue.get(c.issueNumber);
@@ -63224,10 +65952,12 @@ function issueStates(registry, verdict, requeues) {
     else byIssue.set(c.issueNumber, [c]);
   }
   const out = /* @__PURE__ */ new Map();
-  for (const [issue, crews] of byIssue) out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue)));
+  for (const [issue, crews] of byIssue)
+    out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue), o));
   return out;
 }
-function stateOf(crews, verdict, requeued) {
+function stateOf(crews, verdict, requeued, o = {}) {
+  const maxUnconfirmed = o.maxUnconfirmedLimitClaims ?? MAX_UNCONFIRMED_LIMIT_CLAIMS;
   const active = crews.find((c) => c.status !== "finished");
   if (active) return { kind: "active", crewId: active.crewId };
   crews = contestRuns(crews, (c) => failedRun(c, verdict), verdict);
@@ -63238,6 +65968,9 @@ function stateOf(crews, verdict, requeued) {
   let orphans = [];
   let infra = [];
   const claims = [];
+  const unconfirmed = [];
+  let limitClaim = false;
+  let environment = false;
   for (const run of runs) {
     if (requeued && (run.finishedAt ?? "") <= requeued) continue;
     const outcome = run.outcome;
@@ -63255,13 +65988,22 @@ function stateOf(crews, verdict, requeued) {
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
     } else if (run.infra) {
+      environment = true;
       infra.push(run.crewId);
       if (infra.length >= MAX_INFRA_ABORTS) {
         const [a, b] = infra.slice(-2);
         return { kind: "stopped", crewIds: [a, b], infra: infra.length };
       }
     }
-    if (outcome === "usage_limit" && !run.upstream) {
+    limitClaim = outcome === "limit_unconfirmed";
+    if (outcome === "limit_unconfirmed") {
+      unconfirmed.push(run.crewId);
+      if (unconfirmed.length >= maxUnconfirmed) {
+        const [a, b] = unconfirmed.length > 1 ? unconfirmed.slice(-2) : [run.crewId, run.crewId];
+        return { kind: "stopped", crewIds: [a, b], limitUnconfirmed: unconfirmed.length };
+      }
+    }
+    if (outcome === "usage_limit" && !run.upstream && !run.confirmed) {
       claims.push(run.crewId);
       if (claims.length >= MAX_LIMIT_CLAIMS) {
         const [a, b] = claims.slice(-2);
@@ -63271,14 +66013,19 @@ function stateOf(crews, verdict, requeued) {
     if (failures.at(-1) === run.crewId) {
       orphans = [];
       infra = [];
+      environment = false;
     }
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2);
       return { kind: "stopped", crewIds: [a, b] };
     }
   }
-  if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
-  return READY;
+  const env = {
+    ...environment ? { environment: true } : {},
+    ...limitClaim ? { limitClaim: true } : {}
+  };
+  if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0], ...env };
+  return environment || limitClaim ? { ...READY, ...env } : READY;
 }
 function failedRun(run, verdict) {
   if (run.orphaned) return false;
@@ -64128,9 +66875,11 @@ function reviewerReasons(layout) {
   try {
     for (const j of Object.values(new GradingQueue(layout).state().jobs)) {
       if (j.status !== "graded" || !j.verdict || j.verdict.accepted) continue;
+      const sealed = j.verdict.findings.find((f) => f.judge === "sealed");
       const reasons = [
-        ...j.verdict.reasons,
-        ...j.verdict.findings.filter((f) => !f.passed).flatMap((f) => f.reasons)
+        ...j.verdict.decidedBy === "sealed" ? sealedReasons(j.verdict.reasons) : j.verdict.reasons,
+        ...j.verdict.findings.filter((f) => !f.passed).flatMap((f) => f.judge === "sealed" ? sealedReasons(f.reasons) : f.reasons),
+        ...sealed?.tests && !sealed.passed ? [`sealed tests: ${sealed.tests.passed} named test(s) passed, ${sealed.tests.failed} failed`] : []
       ];
       out.set(
         j.job.crewId,
@@ -64140,6 +66889,9 @@ function reviewerReasons(layout) {
   } catch {
   }
   return out;
+}
+function sealedReasons(reasons) {
+  return reasons.filter((r) => r.startsWith("sealed test") && !/\n/.test(r));
 }
 function relevantObservations(layout, item, max = 5) {
   let records;
@@ -64339,7 +67091,8 @@ function bwrapArgs(c, argv, exists = external_node_fs_.existsSync) {
   ];
   if (typeof c.network === "object")
     mounts.push({ kind: "ro", path: c.network.at, source: c.network.socket });
-  args.push("--bind", c.tmp, "/tmp");
+  if (c.tmpBytes) args.push("--size", String(c.tmpBytes), "--tmpfs", "/tmp");
+  else args.push("--bind", c.tmp, "/tmp");
   const order = { tmpfs: 0, ro: 1, rw: 2 };
   const seen = /* @__PURE__ */ new Set();
   const masks = [];
@@ -64972,7 +67725,181 @@ ${body}`
 var external_node_http_ = __nccwpck_require__(37067);
 // EXTERNAL MODULE: external "node:https"
 var external_node_https_ = __nccwpck_require__(44708);
+// EXTERNAL MODULE: external "node:string_decoder"
+var external_node_string_decoder_ = __nccwpck_require__(46193);
+;// CONCATENATED MODULE: ./.build/src/sandbox/meter.js
+
+function meteredApi(relPath) {
+  const path = relPath.split("?")[0];
+  if (/^\/v1\/messages$/.test(path)) return "anthropic";
+  if (/^(\/v1)?\/(responses(\/compact)?|chat\/completions)$/.test(path)) return "openai";
+  return void 0;
+}
+const MAX_JSON_BYTES = 16 * 1024 * 1024;
+const meter_MAX_LINE = 1024 * 1024;
+const REQUEST_MODEL_BYTES = 64 * 1024;
+class UsageReader {
+  constructor(api, path, contentType, requestModel2) {
+    this.api = api;
+    this.path = path;
+    this.requestModel = requestModel2;
+    this.sse = /text\/event-stream/i.test(contentType ?? "");
+  }
+  api;
+  path;
+  requestModel;
+  decoder = new external_node_string_decoder_.StringDecoder("utf8");
+  sse;
+  line = "";
+  skipping = false;
+  data = [];
+  json = [];
+  jsonBytes = 0;
+  tail = Buffer.alloc(0);
+  tokens;
+  model;
+  push(chunk) {
+    if (!this.sse) return this.pushJson(chunk);
+    const text = this.line + this.decoder.write(chunk);
+    let start = 0;
+    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+      this.onLine(text.slice(start, nl).replace(/\r$/, ""));
+      start = nl + 1;
+    }
+    this.line = text.slice(start);
+    if (this.line.length > meter_MAX_LINE) {
+      this.line = "";
+      this.skipping = true;
+    }
+  }
+  /** The answer's usage, or undefined when it named none. */
+  finish() {
+    if (this.sse) {
+      this.onLine(this.line + this.decoder.end());
+      this.onLine("");
+    } else this.readJson();
+    if (!this.tokens) return void 0;
+    const model = this.model ?? this.requestModel;
+    return { api: this.api, path: this.path.slice(0, 200), ...model ? { model } : {}, ...this.tokens };
+  }
+  onLine(line) {
+    if (this.skipping) {
+      this.skipping = false;
+      this.data = [];
+      return;
+    }
+    if (line === "") {
+      if (this.data.length) this.onEvent(this.data.join("\n"));
+      this.data = [];
+      return;
+    }
+    if (line.startsWith("data:")) this.data.push(line.slice(line[5] === " " ? 6 : 5));
+  }
+  onEvent(data) {
+    if (data === "[DONE]") return;
+    const e = meter_parse(data);
+    if (!e) return;
+    if (this.api === "anthropic") {
+      if (e.type === "message_start") {
+        const m = obj(e.message);
+        this.named(m?.model);
+        this.add(anthropicTokens(obj(m?.usage)));
+      } else if (e.type === "message_delta") this.add(anthropicTokens(obj(e.usage)));
+      return;
+    }
+    if (typeof e.type === "string" && e.type.startsWith("response.")) {
+      const r = obj(e.response);
+      this.named(r?.model);
+      if (/^response\.(completed|incomplete|failed|done)$/.test(e.type))
+        this.add(openaiTokens(obj(r?.usage)));
+      return;
+    }
+    this.named(e.model);
+    this.add(openaiTokens(obj(e.usage)));
+  }
+  pushJson(chunk) {
+    if (this.jsonBytes < MAX_JSON_BYTES) this.json.push(chunk.subarray(0, MAX_JSON_BYTES - this.jsonBytes));
+    this.jsonBytes += chunk.length;
+    this.tail = Buffer.concat([this.tail, chunk]).subarray(-64 * 1024);
+  }
+  readJson() {
+    const whole = this.jsonBytes <= MAX_JSON_BYTES;
+    const body = whole ? meter_parse(Buffer.concat(this.json).toString("utf8")) : void 0;
+    if (body) {
+      this.named(body.model);
+      const usage = obj(body.usage);
+      this.add(this.api === "anthropic" ? anthropicTokens(usage) : openaiTokens(usage));
+      return;
+    }
+    if (whole) return;
+    const text = this.tail.toString("utf8");
+    const at = text.lastIndexOf('"usage"');
+    if (at < 0) return;
+    const fields = {};
+    for (const m of text.slice(at).matchAll(/"([a-z_]+)"\s*:\s*(\d{1,15})/g)) fields[m[1]] ??= Number(m[2]);
+    this.add(this.api === "anthropic" ? anthropicTokens(fields) : openaiTokens(fields));
+  }
+  named(model) {
+    if (typeof model === "string" && model) this.model = model.slice(0, 120);
+  }
+  /** Each field is the largest figure seen: the stream's counts are running totals. */
+  add(t) {
+    if (!t) return;
+    const o = this.tokens ??= { input: 0, cachedInput: 0, cacheCreation: 0, output: 0 };
+    o.input = Math.max(o.input, t.input);
+    o.cachedInput = Math.max(o.cachedInput, t.cachedInput);
+    o.cacheCreation = Math.max(o.cacheCreation, t.cacheCreation);
+    o.output = Math.max(o.output, t.output);
+  }
+}
+function requestModel(start) {
+  const m = /"model"\s*:\s*"([^"\\]{1,120})"/.exec(start.toString("utf8"));
+  return m?.[1];
+}
+function meter_parse(text) {
+  try {
+    return obj(JSON.parse(text));
+  } catch {
+    return void 0;
+  }
+}
+function obj(v) {
+  return v && typeof v === "object" && !Array.isArray(v) ? v : void 0;
+}
+function meter_count(v) {
+  return typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
+}
+function anthropicTokens(u) {
+  if (!u) return void 0;
+  const read = meter_count(u.cache_read_input_tokens);
+  const write = meter_count(u.cache_creation_input_tokens);
+  return {
+    input: meter_count(u.input_tokens) + read + write,
+    cachedInput: read,
+    cacheCreation: write,
+    output: meter_count(u.output_tokens)
+  };
+}
+function openaiTokens(u) {
+  if (!u) return void 0;
+  if ("prompt_tokens" in u || "completion_tokens" in u)
+    return {
+      input: meter_count(u.prompt_tokens),
+      cachedInput: meter_count(obj(u.prompt_tokens_details)?.cached_tokens ?? u.cached_tokens),
+      cacheCreation: 0,
+      output: meter_count(u.completion_tokens)
+    };
+  return {
+    input: meter_count(u.input_tokens),
+    cachedInput: meter_count(obj(u.input_tokens_details)?.cached_tokens ?? u.cached_tokens),
+    cacheCreation: 0,
+    output: meter_count(u.output_tokens)
+  };
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/sandbox/key-relay.js
+
 
 
 
@@ -65024,7 +67951,10 @@ class KeyRelay {
   destroyAll() {
     for (const s of this.open) s.destroy();
   }
-  /** The upstream path of a request, or why it is refused. */
+  get meter() {
+    return this.o.meter ?? this.o.record?.meter;
+  }
+  /** The upstream path of a request and its path relative to the API's base, or why it is refused. */
   target(req) {
     const raw = req.url ?? "";
     if (!raw.startsWith("/") || raw.startsWith("//"))
@@ -65038,7 +67968,7 @@ class KeyRelay {
     const length = Number(req.headers["content-length"] ?? 0);
     if (Number.isFinite(length) && length > this.max)
       return { status: 413, why: `a request body over ${this.max} bytes` };
-    return { path: `${u.pathname}${u.search}` };
+    return { path: `${u.pathname}${u.search}`, rel };
   }
   headers(req) {
     const out = {};
@@ -65046,6 +67976,7 @@ class KeyRelay {
     out.host = this.up.host;
     if (this.o.header === "x-api-key") out["x-api-key"] = this.o.key;
     else out.authorization = `Bearer ${this.o.key}`;
+    if (this.meter) out["accept-encoding"] = "identity";
     return out;
   }
   send(path, req, extra = {}) {
@@ -65093,12 +68024,37 @@ class KeyRelay {
       this.refuse(`${req.method ?? "?"} ${(req.url ?? "").slice(0, 200)}: ${t.why}`);
       return answer(res, t.status, t.why);
     }
+    const meter = this.meter;
+    if (!meter) return this.forward(req, res, t);
+    req.pause();
+    const api = apiOf(t.rel);
+    Promise.resolve().then(() => meter.admit({ api, path: t.path })).then(
+      (refusal) => {
+        if (!refusal) return this.forward(req, res, t, meter);
+        refused(res, api, refusal);
+        req.resume();
+      },
+      (e) => {
+        const message = `the school cannot judge its budgets: ${e.message.slice(0, 300)}`;
+        refused(res, api, { kind: "budget", message });
+        req.resume();
+      }
+    );
+  }
+  forward(req, res, t, meter) {
     const upReq = this.send(t.path, req);
+    const metered = meter ? meteredApi(t.rel) : void 0;
+    const start = [];
+    let startBytes = 0;
     const max = this.max;
     let seen = 0;
     let over = false;
     req.on("data", (chunk) => {
       seen += chunk.length;
+      if (metered && startBytes < REQUEST_MODEL_BYTES) {
+        start.push(chunk.subarray(0, REQUEST_MODEL_BYTES - startBytes));
+        startBytes += chunk.length;
+      }
       if (seen <= max) {
         if (!upReq.write(chunk)) {
           req.pause();
@@ -65116,8 +68072,10 @@ class KeyRelay {
       if (!over) upReq.end();
     });
     req.on("error", () => upReq.destroy());
+    if (req.isPaused()) req.resume();
     upReq.on("response", (upRes) => {
       this.observe(t.path, upRes);
+      if (meter && metered) meterAnswer(meter, metered, t.path, upRes, () => Buffer.concat(start));
       const h = { ...upRes.headers };
       for (const k of ["connection", "keep-alive", "transfer-encoding"]) delete h[k];
       res.writeHead(upRes.statusCode ?? 502, h);
@@ -65142,6 +68100,11 @@ class KeyRelay {
     if ("why" in t) {
       this.refuse(`${req.method ?? "?"} ${(req.url ?? "").slice(0, 200)} (upgrade): ${t.why}`);
       return void client.end(rawAnswer(t.status, t.why));
+    }
+    if (this.meter) {
+      return void client.end(
+        rawAnswer(426, "a metered key proxy serves the API over HTTP only, not WebSocket")
+      );
     }
     const upReq = this.send(t.path, req, {
       connection: "Upgrade",
@@ -65170,6 +68133,52 @@ class KeyRelay {
     upReq.on("error", (e) => client.end(rawAnswer(502, `the API could not be reached: ${e.message}`)));
     upReq.end();
   }
+}
+function apiOf(rel) {
+  return meteredApi(rel) ?? (rel.startsWith("/v1/") ? "anthropic" : "openai");
+}
+function meterAnswer(meter, api, path, upRes, requestStart) {
+  const status = upRes.statusCode ?? 0;
+  if (status < 200 || status > 299) return;
+  const type = upRes.headers["content-type"];
+  let reader = new UsageReader(api, path, type);
+  upRes.on("data", (c) => reader?.push(c));
+  const finish = () => {
+    const r = reader;
+    reader = void 0;
+    if (!r) return;
+    const usage = r.finish();
+    if (!usage) return;
+    if (!usage.model) {
+      const model = requestModel(requestStart());
+      if (model) usage.model = model;
+    }
+    meter.charge(usage);
+  };
+  upRes.on("end", finish);
+  upRes.on("close", finish);
+}
+function refused(res, api, r) {
+  if (res.headersSent) return void res.destroy();
+  const message = `school-core key proxy: ${r.message}`;
+  const budget = r.kind === "budget";
+  const body = JSON.stringify(
+    api === "anthropic" ? { type: "error", error: { type: "rate_limit_error", message } } : {
+      error: {
+        message,
+        type: budget ? "insufficient_quota" : "requests",
+        code: budget ? "insufficient_quota" : "rate_limit_exceeded",
+        param: null
+      }
+    }
+  );
+  res.writeHead(429, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    "x-should-retry": budget ? "false" : "true",
+    ...r.retryAfterSeconds !== void 0 ? { "retry-after": String(Math.max(1, Math.ceil(r.retryAfterSeconds))) } : {}
+  });
+  res.end(body);
 }
 function notSwitched(upRes, client) {
   const lines = [`HTTP/1.1 ${upRes.statusCode ?? 502} ${upRes.statusMessage ?? ""}`];
@@ -65603,6 +68612,20 @@ function joinCgroupArgv(sh, procsFiles, argv) {
   if (!procsFiles.length) return [...argv];
   return [sh, "-c", JOIN_SCRIPT, "school-cgroup", String(procsFiles.length), ...procsFiles, ...argv];
 }
+const LAUNCH_SCRIPT = 'b=$1; shift; ulimit -f "$b" || { echo "school-core: cannot set the file size limit (ulimit -f $b)" >&2; exit 125; }; ' + JOIN_SCRIPT;
+function launchArgv(sh, o, argv) {
+  const blocks = String(Math.max(1, Math.ceil(o.fileBytes / 512)));
+  return [
+    sh,
+    "-c",
+    LAUNCH_SCRIPT,
+    "school-launch",
+    blocks,
+    String(o.procsFiles.length),
+    ...o.procsFiles,
+    ...argv
+  ];
+}
 function limitHits(hits, limits) {
   const out = [];
   if (hits.pids > 0) out.push(`sandbox.limits.pids (${limits.pids} processes), ${hits.pids} fork(s) refused`);
@@ -65645,7 +68668,21 @@ class SandboxLimits {
   tmpfsBytes() {
     return sizesTmpfs(bwrapVersion(this.bwrap)) ? this.limits.tmpfsMiB * limits_MiB : void 0;
   }
-  /** `argv` (the bwrap command) started inside the sandbox's cgroup, made now if it is not yet. */
+  /**
+   * The size of the sandbox's /tmp, a tmpfs of its own (`sandbox.limits.diskMiB`), when this bwrap
+   * sizes a tmpfs; undefined: /tmp stays a private directory on the host disk, under the disk watch.
+   */
+  tmpBytes() {
+    return sizesTmpfs(bwrapVersion(this.bwrap)) ? this.limits.diskMiB * limits_MiB : void 0;
+  }
+  /** The largest file a confined process may write: RLIMIT_FSIZE, `sandbox.limits.diskMiB`. */
+  get fileBytes() {
+    return this.limits.diskMiB * limits_MiB;
+  }
+  /**
+   * `argv` (the bwrap command) started with the file size limit and inside the sandbox's cgroup,
+   * made now if it is not yet.
+   */
   wrap(argv) {
     if (!this.group && this.why === void 0) {
       const at = this.where();
@@ -65657,7 +68694,7 @@ class SandboxLimits {
       if (typeof made === "string") this.why = made;
       else this.group = made;
     }
-    return this.group ? joinCgroupArgv(this.sh, this.group.procsFiles, argv) : [...argv];
+    return launchArgv(this.sh, { fileBytes: this.fileBytes, procsFiles: this.group?.procsFiles ?? [] }, argv);
   }
   /** Which controllers hold for this sandbox, and why the others do not (after the first wrap). */
   status() {
@@ -65734,7 +68771,8 @@ class Sandbox {
     if (!this.confined) return { argv: [...argv], env };
     const [program, ...args] = argv;
     if (!program) throw new TypeError("sandbox: empty argv");
-    const found = which_which(program, env.PATH ?? "");
+    const named = program.includes(external_node_path_.sep) && !(0,external_node_path_.isAbsolute)(program) ? (0,external_node_path_.resolve)(c.cwd, program) : program;
+    const found = which_which(named, env.PATH ?? "");
     if (!found) throw new ProgramNotFoundError(program);
     const tmp = (0,external_node_path_.join)(this.o.root, `tmp-${basename(c.home)}`);
     removeTreeSync(tmp);
@@ -65795,7 +68833,8 @@ class Sandbox {
       home: c.home,
       tmp,
       network,
-      tmpfsBytes: this.limits.tmpfsBytes()
+      tmpfsBytes: this.limits.tmpfsBytes(),
+      ...this.limits.tmpBytes() ? { tmpBytes: this.limits.tmpBytes() } : {}
     };
     return {
       argv: this.limits.wrap([this.bwrap(), ...bwrapArgs(confinement, inner)]),
@@ -66162,6 +69201,638 @@ async function keyProxyTurn(sandbox, plan, turn, record) {
 }
 
 
+// EXTERNAL MODULE: ./node_modules/picomatch/index.js
+var picomatch = __nccwpck_require__(14006);
+;// CONCATENATED MODULE: ./.build/src/curriculum/glob.js
+
+const OPTIONS = { dot: true, noextglob: true, nonegate: true, windows: false };
+const META = /[*?[{]/;
+function glob_normalizeGlob(glob) {
+  let g = glob.trim().replace(/\\/g, "/");
+  while (g.startsWith("./")) g = g.slice(2);
+  return g.replace(/^\/+/, "").replace(/\/{2,}/g, "/").replace(/\/+$/, "");
+}
+function isBasenameGlob(normalized) {
+  return !normalized.includes("/") && META.test(normalized);
+}
+function glob_globMatcher(glob) {
+  const g = glob_normalizeGlob(glob);
+  if (g === "") return () => false;
+  const base = isBasenameGlob(g) ? `**/${g}` : g;
+  const match = picomatch([base, `${base}/**`], OPTIONS);
+  return (path) => match(glob_normalizeGlob(path));
+}
+function glob_matchesAny(path, globs) {
+  return globs.some((g) => glob_globMatcher(g)(path));
+}
+const CANDIDATE = /[\w@./-]*[./][\w@./-]*/g;
+const PATHISH = /^(?:[\w@.-]+(?:\/[\w@.-]+)+\/?|[\w-]+\.[A-Za-z][A-Za-z0-9]{0,9})$/;
+const MAX_PATHS = 200;
+function mentionedPaths(text) {
+  const out = /* @__PURE__ */ new Set();
+  for (const m of text.matchAll(CANDIDATE)) {
+    const token = m[0].replace(/[.:]+$/, "").replace(/^\.\//, "");
+    if (token.length >= 3 && PATHISH.test(token)) out.add(token);
+    if (out.size >= MAX_PATHS) break;
+  }
+  return [...out];
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/test-surface.js
+
+const TEST_PATTERNS = {
+  js: [
+    "*.test.*",
+    "*.spec.*",
+    "**/test",
+    "**/tests",
+    "**/__tests__",
+    "**/spec",
+    "**/specs",
+    "**/__snapshots__",
+    "*.snap",
+    "**/__mocks__"
+  ],
+  python: ["test_*.py", "*_test.py", "**/tests", "**/conftest.py"],
+  go: ["*_test.go", "**/testdata"],
+  rust: ["**/tests", "**/benches"],
+  ruby: ["**/spec", "**/test", "*_spec.rb", "*_test.rb"]
+};
+const DEFINITION_PATTERNS = {
+  js: [
+    "**/package.json",
+    "*jest.config.*",
+    "jest.setup.*",
+    "setupTests.*",
+    "vitest.config.*",
+    "vitest.workspace.*",
+    "vitest.setup.*",
+    "vite.config.*",
+    ".mocharc",
+    ".mocharc.*",
+    "ava.config.*",
+    "karma.conf.*",
+    "playwright.config.*",
+    "cypress.config.*",
+    ".taprc",
+    ".taprc.*",
+    ".nycrc",
+    ".nycrc.*",
+    "nyc.config.*",
+    ".c8rc",
+    ".c8rc.*"
+  ],
+  python: [
+    "**/pytest.ini",
+    "**/tox.ini",
+    "**/setup.cfg",
+    "**/pyproject.toml",
+    "**/noxfile.py",
+    "**/.coveragerc"
+  ],
+  rust: ["**/Cargo.toml", ".cargo/config", ".cargo/config.toml"],
+  ruby: ["**/Rakefile", "**/.rspec"],
+  build: [
+    "**/Makefile",
+    "**/makefile",
+    "**/GNUmakefile",
+    "**/justfile",
+    "**/Justfile",
+    "**/.justfile",
+    "**/Taskfile.yml",
+    "**/Taskfile.yaml"
+  ],
+  ci: [
+    ".github/workflows",
+    ".gitlab-ci.yml",
+    ".circleci",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    "**/Jenkinsfile",
+    ".buildkite"
+  ]
+};
+function anyOf(globs) {
+  const ms = globs.map(glob_globMatcher);
+  return (path) => ms.some((m) => m(path));
+}
+const BUILT_IN_TESTS = anyOf(Object.values(TEST_PATTERNS).flat());
+const BUILT_IN_DEFINITIONS = anyOf(Object.values(DEFINITION_PATTERNS).flat());
+function test_surface_basename(path) {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+function testSurface(extra = {}) {
+  const tests = anyOf(extra.tests ?? []);
+  const definitions = anyOf(extra.definitions ?? []);
+  const kind = (path) => definitions(path) || BUILT_IN_DEFINITIONS(path) ? "definition" : tests(path) || BUILT_IN_TESTS(path) ? "test" : void 0;
+  return {
+    kind,
+    definitionChanged(path, before, after) {
+      if (before === after) return false;
+      if (definitions(path)) return true;
+      const compare = CONTENT_AWARE[test_surface_basename(path)];
+      return compare ? compare(before, after) : true;
+    }
+  };
+}
+const CONTENT_AWARE = {
+  "package.json": packageJsonChanged,
+  "pyproject.toml": sectionsChanged(/^tool\.(pytest|tox|coverage|hatch\.envs|pdm\.scripts|poe|nox)(\.|$)/, [
+    "",
+    "tool",
+    "tool.hatch",
+    "tool.pdm"
+  ]),
+  "setup.cfg": sectionsChanged(/^(tool:pytest|pytest|coverage:.*|tox(:.*)?|aliases)$/, [""]),
+  "tox.ini": sectionsChanged(/^(tox|testenv(:.*)?|pytest|tool:pytest|coverage:.*|gh(-actions)?(:.*)?)$/, [
+    ""
+  ]),
+  "Cargo.toml": sectionsChanged(/^(lib|bin|test|bench|profile\.(test|bench))$/, ["", "profile"])
+};
+const PACKAGE_TEST_KEYS = ["scripts", "jest", "mocha", "ava", "tap", "nyc", "c8", "vitest"];
+function packageJsonChanged(before, after) {
+  const parse = (text) => {
+    if (text === void 0) return {};
+    try {
+      const v = JSON.parse(text);
+      return v !== null && typeof v === "object" && !Array.isArray(v) ? v : void 0;
+    } catch {
+      return void 0;
+    }
+  };
+  const a = parse(before);
+  const b = parse(after);
+  if (!a || !b) return true;
+  return PACKAGE_TEST_KEYS.some((k) => canonical(a[k]) !== canonical(b[k]));
+}
+function canonical(v) {
+  if (v === void 0) return "undefined";
+  return JSON.stringify(
+    v,
+    (_k, x) => x !== null && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(
+      Object.entries(x).sort(([p], [q]) => p < q ? -1 : p > q ? 1 : 0)
+    ) : x
+  );
+}
+function sectionsChanged(relevant, ambiguous) {
+  return (before, after) => {
+    const a = sections(before ?? "");
+    const b = sections(after ?? "");
+    for (const name of /* @__PURE__ */ new Set([...a.keys(), ...b.keys()])) {
+      if (a.get(name) === b.get(name)) continue;
+      if (relevant.test(name) || ambiguous.includes(name)) return true;
+    }
+    return false;
+  };
+}
+const HEADER = /^\s*\[\[?([^\]]*)\]\]?\s*(?:[#;].*)?$/;
+function sections(text) {
+  const out = /* @__PURE__ */ new Map();
+  let name = "";
+  const push = (line) => {
+    out.set(name, (out.has(name) ? out.get(name) + "\n" : "") + line);
+  };
+  out.set(name, "");
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trimEnd();
+    const h = HEADER.exec(line);
+    if (h) {
+      name = h[1].split(".").map((p) => p.trim().replace(/^["']|["']$/g, "")).join(".");
+      push(`[${name}]`);
+      continue;
+    }
+    if (/^\s*([#;].*)?$/.test(line)) continue;
+    push(line);
+  }
+  return out;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/delivery/protected-paths.js
+
+
+const PROTECTED_PATHS = {
+  /** Workflows run on push with the repository's secrets; CODEOWNERS and actions live here too. */
+  github: [".github"],
+  /** The school's own configuration (also wherever it was loaded from: see protectedPaths). */
+  school: ["school.yml", "school.yaml"],
+  /** Git reads these when it checks out, diffs or fetches (filters, submodule URLs and commands). */
+  git: ["**/.gitattributes", "**/.gitmodules"],
+  /**
+   * Package managers read these on install: registries, credentials, lifecycle scripts, the binary
+   * to run (`.yarn/releases`). pnpm-workspace.yaml is included: since pnpm 10 it carries the settings
+   * .npmrc did (registries, which dependencies may run build scripts).
+   */
+  packageManagers: [
+    "**/.npmrc",
+    "**/.yarnrc",
+    "**/.yarnrc.yml",
+    ".yarn/releases",
+    ".yarn/plugins",
+    "**/.pnpmfile.cjs",
+    "**/pnpm-workspace.yaml",
+    "**/bunfig.toml",
+    "**/pip.conf",
+    "**/.pypirc",
+    "**/poetry.toml",
+    "**/uv.toml",
+    "**/.condarc",
+    "**/.cargo/config",
+    "**/.cargo/config.toml",
+    "**/.bundle/config",
+    "**/.gemrc"
+  ],
+  /** Other CI systems: they run a branch's configuration with the project's secrets. */
+  ci: [
+    ".gitlab-ci.yml",
+    ".gitlab",
+    ".circleci",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    ".azure-pipelines",
+    "**/Jenkinsfile",
+    ".buildkite",
+    "bitbucket-pipelines.yml",
+    ".drone.yml",
+    ".woodpecker.yml",
+    ".woodpecker",
+    "appveyor.yml",
+    ".appveyor.yml",
+    ".cirrus.yml"
+  ],
+  /** Who must review what. */
+  owners: ["CODEOWNERS", "docs/CODEOWNERS"]
+};
+const BUILT_IN = Object.values(PROTECTED_PATHS).flat();
+function protectedPaths(o) {
+  const matchers = BUILT_IN.map(globMatcher);
+  const rel = o.configFile ? relative(resolve(o.repoPath), resolve(o.configFile)) : "";
+  const configRel = rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : void 0;
+  const isProtected = (path) => matchers.some((m) => m(path)) || configRel !== void 0 && normalizeGlob(path) === configRel;
+  return {
+    isProtected,
+    refused: (path) => isProtected(path) && !matchesAny(path, o.allow) && !fencesName(path, o.fences, isProtected)
+  };
+}
+function fencesName(path, fences, isKind) {
+  return fences.some((f) => {
+    const g = glob_normalizeGlob(f);
+    return g !== "" && glob_globMatcher(g)(path) && isKind(g);
+  });
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/junit.js
+
+
+
+class JUnitError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "JUnitError";
+  }
+}
+const ENTITIES = { lt: "<", gt: ">", amp: "&", quot: '"', apos: "'" };
+function junit_decode(text) {
+  return text.replace(/&(#x[0-9a-fA-F]{1,6}|#[0-9]{1,7}|[a-z]+);/g, (all, ref) => {
+    if (ref[0] !== "#") return ENTITIES[ref] ?? all;
+    const code = ref[1] === "x" ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+    return code <= 1114111 ? String.fromCodePoint(code) : all;
+  });
+}
+const junit_NAME = /[A-Za-z_:][-A-Za-z0-9_:.]*/y;
+const SPACE = /\s*/y;
+function* tags(xml) {
+  let i = 0;
+  const fail = (what) => {
+    throw new JUnitError(`not a well-formed JUnit report: ${what} at offset ${i}`);
+  };
+  const skipTo = (end) => {
+    const j = xml.indexOf(end, i);
+    if (j === -1) fail(`unterminated ${xml.slice(i, i + 9)}`);
+    i = j + end.length;
+  };
+  const name = () => {
+    junit_NAME.lastIndex = i;
+    const m = junit_NAME.exec(xml);
+    if (!m) fail("a tag or attribute name expected");
+    i += m[0].length;
+    return m[0];
+  };
+  const space = () => {
+    SPACE.lastIndex = i;
+    i += SPACE.exec(xml)[0].length;
+  };
+  while (i < xml.length) {
+    const lt = xml.indexOf("<", i);
+    if (lt === -1) break;
+    i = lt;
+    if (xml.startsWith("<!--", i)) skipTo("-->");
+    else if (xml.startsWith("<![CDATA[", i)) skipTo("]]>");
+    else if (xml.startsWith("<?", i)) skipTo("?>");
+    else if (xml.startsWith("<!", i)) fail("a DTD or declaration (not accepted)");
+    else if (xml.startsWith("</", i)) {
+      i += 2;
+      const tag = name();
+      space();
+      if (xml[i] !== ">") fail(`">" expected after </${tag}`);
+      i++;
+      yield { close: tag };
+    } else {
+      i++;
+      const tag = name();
+      const attrs = {};
+      for (; ; ) {
+        space();
+        if (xml.startsWith("/>", i)) {
+          i += 2;
+          yield { open: { tag, attrs }, selfClosing: true };
+          break;
+        }
+        if (xml[i] === ">") {
+          i++;
+          yield { open: { tag, attrs } };
+          break;
+        }
+        if (i >= xml.length) fail(`unterminated <${tag}`);
+        const key = name();
+        space();
+        if (xml[i] !== "=") fail(`"=" expected after attribute ${key}`);
+        i++;
+        space();
+        const quote = xml[i];
+        if (quote !== '"' && quote !== "'") fail(`a quoted value expected for attribute ${key}`);
+        const end = xml.indexOf(quote, i + 1);
+        if (end === -1) fail(`unterminated value of attribute ${key}`);
+        const raw = xml.slice(i + 1, end);
+        if (raw.includes("<")) fail(`"<" in the value of attribute ${key}`);
+        attrs[key] = junit_decode(raw);
+        i = end + 1;
+      }
+    }
+  }
+}
+function parseJUnit(xml) {
+  const cases = [];
+  const stack = [];
+  const suites = [];
+  let current;
+  let roots = 0;
+  const mark = (el) => {
+    const failed = el.tag === "failure" || el.tag === "error";
+    if (!failed && el.tag !== "skipped") return;
+    if (current) {
+      if (failed) {
+        current.status = "failed";
+        current.message ??= el.attrs.message ?? el.attrs.type ?? el.tag;
+      } else if (current.status === "passed") current.status = "skipped";
+    } else if (failed) {
+      const name = suites.at(-1) ?? "(report)";
+      cases.push({
+        name,
+        suites: suites.slice(0, -1),
+        status: "failed",
+        message: el.attrs.message ?? el.attrs.type ?? el.tag
+      });
+    }
+  };
+  for (const t of tags(xml)) {
+    if (t.open) {
+      const el = t.open;
+      if (!stack.length) roots++;
+      if (roots > 1) throw new JUnitError("not a well-formed JUnit report: more than one root element");
+      if (el.tag === "testcase") {
+        if (current) throw new JUnitError("not a well-formed JUnit report: a testcase inside a testcase");
+        current = {
+          name: el.attrs.name ?? "",
+          suites: [...suites],
+          ...el.attrs.classname !== void 0 ? { classname: el.attrs.classname } : {},
+          ...el.attrs.file !== void 0 ? { file: el.attrs.file } : {},
+          status: "passed"
+        };
+        if (t.selfClosing) {
+          cases.push(current);
+          current = void 0;
+        }
+      } else if (el.tag === "testsuite" && !t.selfClosing) suites.push(el.attrs.name ?? "");
+      else mark(el);
+      if (!t.selfClosing) stack.push(el.tag);
+    } else if (t.close) {
+      const open = stack.pop();
+      if (open !== t.close)
+        throw new JUnitError(
+          `not a well-formed JUnit report: </${t.close}> closes ${open ? `<${open}>` : "nothing"}`
+        );
+      if (t.close === "testcase" && current) {
+        cases.push(current);
+        current = void 0;
+      } else if (t.close === "testsuite") suites.pop();
+    }
+  }
+  if (stack.length)
+    throw new JUnitError(`not a well-formed JUnit report: <${stack.at(-1)}> is never closed (cut short?)`);
+  if (!roots) throw new JUnitError("not a JUnit report: no element");
+  return cases;
+}
+function junit_fullName(c) {
+  return [...c.suites, c.name].join(" > ");
+}
+const SEP = " > ";
+function relativeTo(path, r, exists) {
+  const abs = isAbsolute(path) ? path : resolve(r.cwd, path);
+  for (const root of [...r.roots ?? [], r.cwd]) {
+    const rel = relative(resolve(root), abs);
+    if (rel && !rel.startsWith("..") && !isAbsolute(rel)) return rel.split(sep).join("/");
+  }
+  return exists(abs) ? abs : path;
+}
+function pytestId(c, r, exists) {
+  const parts = (c.classname ?? "").split(".").filter(Boolean);
+  if (!parts.length) return void 0;
+  for (let n = parts.length; n >= 1; n--) {
+    const module = parts.slice(0, n).join("/") + ".py";
+    const file = c.file?.endsWith(".py") ? relativeTo(c.file, r, exists) : void 0;
+    if (file !== void 0 ? file.replace(/\.py$/, "").split("/").join(".") === parts.slice(0, n).join(".") : false)
+      return [file, ...parts.slice(n), c.name].join("::");
+    for (const root of [r.cwd, ...r.roots ?? []]) {
+      if (exists(join(root, module))) return [module, ...parts.slice(n), c.name].join("::");
+    }
+  }
+  return c.file?.endsWith(".py") ? [relativeTo(c.file, r, exists), c.name].join("::") : void 0;
+}
+function junit_testId(c, r, exists = existsSync) {
+  const py = pytestId(c, r, exists);
+  if (py) return py;
+  const suites = c.suites.filter((s) => s !== "" && s !== "root");
+  const looksLikeFile = (s) => !!s && /\.[cm]?[jt]sx?$/.test(s) && !s.includes(" ");
+  const file = c.file ?? (looksLikeFile(c.classname) ? c.classname : void 0);
+  if (file === void 0) return junit_fullName(c);
+  const rel = relativeTo(file, r, exists);
+  const isFile = (s) => s === file || relativeTo(s, r, exists) === rel;
+  if (isFile(c.name)) return rel;
+  const classname = c.classname !== void 0 && c.classname !== "test" && !isFile(c.classname);
+  const path = classname ? [c.classname].filter(Boolean) : suites.filter((s) => !isFile(s));
+  return [rel, ...path, c.name].join(SEP);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/sealed-results.js
+
+
+
+
+const MAX_REPORT_BYTES = 32 * 1024 * 1024;
+const RESULTS_PLACEHOLDER = "{results}";
+function instrument(argv, results, report) {
+  if (results.format === "junit") return argv.map((a) => a.split(RESULTS_PLACEHOLDER).join(report));
+  const at = argv.indexOf("--test");
+  return [
+    ...argv.slice(0, at + 1),
+    "--test-reporter=spec",
+    "--test-reporter-destination=stdout",
+    "--test-reporter=junit",
+    `--test-reporter-destination=${report}`,
+    ...argv.slice(at + 1)
+  ];
+}
+function readReport(path, format) {
+  const read = readUntrusted(path, { maxBytes: MAX_REPORT_BYTES, name: "the test report" });
+  if (!read.ok) return read.missing ? "the command wrote no test report" : read.why;
+  try {
+    const cases = parseJUnit(read.bytes.toString("utf8"));
+    if (format === "node-test") for (const c of cases) c.name = c.name.replaceAll("&quot;", '"');
+    return cases;
+  } catch (e) {
+    if (e instanceof JUnitError) return e.message;
+    throw e;
+  }
+}
+function fileEntry(c, cwd) {
+  if (c.suites.length) return false;
+  const p = (0,external_node_path_.isAbsolute)(c.name) ? c.name : (0,external_node_path_.resolve)(cwd, c.name);
+  try {
+    return (0,external_node_fs_.existsSync)(p) && (0,external_node_fs_.statSync)(p).isFile();
+  } catch {
+    return false;
+  }
+}
+function answersTo(c, id, name) {
+  return id === name || c.name === name || fullName(c) === name || c.classname !== void 0 && `${c.classname}.${c.name}` === name;
+}
+const LIST = 10;
+const list = (xs) => xs.slice(0, LIST).join("; ") + (xs.length > LIST ? `; \u2026 (${xs.length})` : "");
+function judgeReport(cases, o) {
+  const files = o.format === "node-test" ? cases.filter((c) => fileEntry(c, o.cwd)) : [];
+  const tests = cases.filter((c) => !files.includes(c));
+  const ids = new Map(tests.map((c) => [c, testId(c, o)]));
+  const passed = tests.filter((c) => c.status === "passed");
+  const reasons = [];
+  const known = new Set(o.declared ?? []);
+  const nameable = (c) => known.has(ids.get(c)) ? ids.get(c) : o.expect?.find((n) => answersTo(c, ids.get(c), n));
+  const failed = tests.filter((c) => c.status === "failed");
+  if (failed.length) {
+    const named = failed.map(nameable).filter((n) => n !== void 0);
+    const others = failed.length - named.length;
+    reasons.push(
+      `sealed test(s) failed (${failed.length})${named.length ? `: ${list(named)}` : ""}${others ? `${named.length ? ";" : ":"} ${others} more the suite does not declare at the base commit (not named)` : ""}`
+    );
+  }
+  if (files.length)
+    reasons.push(
+      `sealed test file(s) that reported no test of their own (ended before their tests ran): ${list(files.map((c) => testId(c, o)))}`
+    );
+  if (o.expect) {
+    const missing = [];
+    const notPassed = [];
+    for (const name of o.expect) {
+      const matching = tests.filter((c) => answersTo(c, ids.get(c), name));
+      if (!matching.length) missing.push(name);
+      else if (matching.some((c) => c.status !== "passed")) notPassed.push(name);
+    }
+    if (missing.length) reasons.push(`sealed test(s) expected but not reported: ${list(missing)}`);
+    if (notPassed.length) reasons.push(`sealed test(s) expected that did not pass: ${list(notPassed)}`);
+  } else if (o.declared) {
+    const have = /* @__PURE__ */ new Map();
+    for (const c of passed) have.set(ids.get(c), (have.get(ids.get(c)) ?? 0) + 1);
+    const missing = [];
+    for (const name of o.declared) {
+      const n = have.get(name) ?? 0;
+      if (n > 0) have.set(name, n - 1);
+      else missing.push(name);
+    }
+    if (missing.length)
+      reasons.push(
+        `sealed test(s) the suite declares (reported at the base commit) not reported as passed: ${list(missing)}`
+      );
+  }
+  if (!passed.length) reasons.push("sealed tests: no test passed");
+  return { passed: reasons.length === 0, reasons };
+}
+function declaredNames(cases, o) {
+  return cases.filter((c) => !(o.format === "node-test" && fileEntry(c, o.cwd))).map((c) => testId(c, o));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/verify-difference.js
+
+
+
+function namedResults(cases, o) {
+  const passed = [];
+  const failed = [];
+  for (const c of cases) {
+    const file = o.format === "node-test" && fileEntry(c, o.cwd);
+    if (c.status === "passed" && !file) passed.push(junit_fullName(c));
+    else if (c.status === "failed" || file) failed.push(junit_fullName(c));
+  }
+  return { passed, failed };
+}
+const verify_difference_LIST = 10;
+const verify_difference_list = (xs) => xs.slice(0, verify_difference_LIST).join("; ") + (xs.length > verify_difference_LIST ? `; \u2026 (${xs.length})` : "");
+function judgeDifference(base, now, exits) {
+  const nowPassed = new Set(now.passed);
+  const baseFailed = new Set(base.failed);
+  const basePassed = new Set(base.passed);
+  const uniq = (xs) => [...new Set(xs)];
+  const failToPass = uniq(base.failed.filter((n) => nowPassed.has(n) && !basePassed.has(n)));
+  const passToPass = uniq(base.passed.filter((n) => nowPassed.has(n)));
+  const lost = uniq(base.passed.filter((n) => !nowPassed.has(n)));
+  const newlyFailing = uniq(now.failed.filter((n) => !baseFailed.has(n) && !lost.includes(n)));
+  const stillFailing = uniq(base.failed.filter((n) => !nowPassed.has(n)));
+  const reasons = [];
+  if (lost.length) reasons.push(`${lost.length} test(s) passing at the base no longer pass: ${verify_difference_list(lost)}`);
+  if (newlyFailing.length)
+    reasons.push(`${newlyFailing.length} test(s) fail that did not fail at the base: ${verify_difference_list(newlyFailing)}`);
+  if (!now.passed.length && !now.failed.length) reasons.push("the run reported no test");
+  const exitRegressed = exits.base === 0 && exits.now !== 0;
+  if (exitRegressed && !lost.length && !newlyFailing.length)
+    reasons.push(
+      `the command exited with ${exits.now ?? "no code"} though it exited 0 at the base and no named test failed (a step besides the tests failed)`
+    );
+  return {
+    passed: reasons.length === 0,
+    failToPass: failToPass.slice(0, MAX_NAMES),
+    passToPass: passToPass.slice(0, MAX_NAMES),
+    passToPassCount: passToPass.length,
+    broken: [...lost, ...newlyFailing].slice(0, MAX_NAMES),
+    stillFailing,
+    reasons
+  };
+}
+function differenceSummary(d) {
+  const parts = [
+    `${d.failToPass.length} test(s) failing at the base now pass${d.failToPass.length ? ` (${verify_difference_list(d.failToPass)})` : ""}`,
+    `${d.passToPassCount} passing at the base still pass`
+  ];
+  if (d.stillFailing.length)
+    parts.push(
+      `${d.stillFailing.length} failing at the base still fail (not counted against the crew): ${verify_difference_list(d.stillFailing)}`
+    );
+  return parts.join("; ");
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/sandbox/not-found.js
 
 
@@ -66229,7 +69900,7 @@ function describeMissing(m, what) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/crew/clean-checkout.js
+;// CONCATENATED MODULE: ./.build/src/crew/checkout-run.js
 
 
 
@@ -66240,15 +69911,6 @@ function describeMissing(m, what) {
 
 
 
-
-class InstallFailedError extends Error {
-  constructor(message, missing) {
-    super(message);
-    this.missing = missing;
-    this.name = "InstallFailedError";
-  }
-  missing;
-}
 function logSince(file, from) {
   if (!(0,external_node_fs_.existsSync)(file)) return "";
   const size = (0,external_node_fs_.statSync)(file).size;
@@ -66263,32 +69925,43 @@ function logSince(file, from) {
   }
 }
 const logSize = (file) => (0,external_node_fs_.existsSync)(file) ? (0,external_node_fs_.statSync)(file).size : 0;
-const clean_checkout_git = async (cwd, args) => {
+function logTail(text, max = 800) {
+  const t = text.trim();
+  return t.length > max ? `\u2026${t.slice(-max)}` : t;
+}
+const checkout_run_git = async (cwd, args) => {
   const r = await runGit(args, { cwd, timeoutMs: 3e5 });
   return {
     ok: r.exitCode === 0,
     output: (r.spawnError ?? "") + r.stderr.toString("utf8") + r.stdout.toString("utf8"),
-    stdout: r.stdout
+    stdout: r.stdout,
+    stderr: (r.spawnError ?? "") + r.stderr.toString("utf8")
   };
 };
+class CheckoutError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "CheckoutError";
+  }
+}
 async function addCheckout(repo, dir, base) {
   const wt = (0,external_node_path_.join)(dir, `checkout-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`);
   const common = await gitCommonDir(repo);
   const add = await withLock(
     (0,external_node_path_.join)(common, "school-worktree-admin"),
-    () => clean_checkout_git(repo, ["worktree", "add", "--detach", "--quiet", wt, base])
+    () => checkout_run_git(repo, ["worktree", "add", "--detach", "--quiet", wt, base])
   );
-  if (!add.ok) throw new Error(`could not check out the base ${base.slice(0, 12)}: ${add.output.trim()}`);
+  if (!add.ok)
+    throw new CheckoutError(`could not check out the base ${base.slice(0, 12)}: ${add.output.trim()}`);
   return wt;
 }
 async function removeCheckout(repo, wt) {
-  const removed = await clean_checkout_git(repo, ["worktree", "remove", "--force", wt]);
+  const removed = await checkout_run_git(repo, ["worktree", "remove", "--force", wt]);
   await removeTree(wt);
   if (removed.ok) return;
   const common = await gitCommonDir(repo);
-  await withLock((0,external_node_path_.join)(common, "school-worktree-admin"), () => clean_checkout_git(repo, ["worktree", "prune"]));
+  await withLock((0,external_node_path_.join)(common, "school-worktree-admin"), () => checkout_run_git(repo, ["worktree", "prune"]));
 }
-const keys = /* @__PURE__ */ new Map();
 function runInCheckout(started, wt, o, onSpawn) {
   return runProcess(started.argv, {
     cwd: wt,
@@ -66299,12 +69972,98 @@ function runInCheckout(started, wt, o, onSpawn) {
     ...onSpawn ? { onSpawn } : {}
   });
 }
+const reflinkable = /* @__PURE__ */ new Map();
+function reflinks(dir) {
+  let known = reflinkable.get(dir);
+  if (!known) {
+    known = (async () => {
+      const probe = (0,external_node_path_.join)(dir, `.reflink-probe-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`);
+      try {
+        (0,external_node_fs_.writeFileSync)(`${probe}.a`, "x");
+        const r = await runProcess(["cp", "--reflink=always", "--", `${probe}.a`, `${probe}.b`], {
+          cwd: dir,
+          env: childEnv(),
+          timeoutMs: 3e4
+        });
+        return r.exitCode === 0;
+      } finally {
+        (0,external_node_fs_.rmSync)(`${probe}.a`, { force: true });
+        (0,external_node_fs_.rmSync)(`${probe}.b`, { force: true });
+      }
+    })();
+    reflinkable.set(dir, known);
+  }
+  return known;
+}
+const TOOL_CACHE = ".cache";
+async function showDependencies(deps, paths, wt, confined) {
+  const shown = { readOnlyAt: [], writable: [] };
+  const copy = !confined || await reflinks((0,external_node_path_.dirname)(deps));
+  for (const p of paths) {
+    const from = (0,external_node_path_.join)(deps, p);
+    if (!(0,external_node_fs_.existsSync)(from)) continue;
+    const to = (0,external_node_path_.join)(wt, p);
+    (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(to), { recursive: true });
+    if (copy) {
+      const r = await runProcess(["cp", "-a", "--reflink=auto", "--", from, to], {
+        cwd: wt,
+        env: childEnv(),
+        timeoutMs: 6e5
+      });
+      if (r.exitCode !== 0)
+        throw new CheckoutError(
+          `could not copy the installed ${p} into the checkout: ${(r.spawnError ?? r.stderr.toString("utf8")).trim()}`
+        );
+      continue;
+    }
+    (0,external_node_fs_.mkdirSync)(to, { recursive: true });
+    if ((0,external_node_fs_.statSync)(from).isDirectory()) {
+      (0,external_node_fs_.mkdirSync)((0,external_node_path_.join)(from, TOOL_CACHE), { recursive: true });
+      (0,external_node_fs_.mkdirSync)((0,external_node_path_.join)(to, TOOL_CACHE), { recursive: true });
+      shown.writable.push((0,external_node_path_.join)(to, TOOL_CACHE));
+    }
+    shown.readOnlyAt.push({ source: from, path: to });
+  }
+  return shown;
+}
+async function singleFlight(target, waitMs, fn) {
+  const started = performance.now();
+  (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(target), { recursive: true });
+  for (; ; ) {
+    try {
+      return await withLock(target, fn);
+    } catch (e) {
+      if (!(e instanceof LockError) || performance.now() - started > waitMs) throw e;
+    }
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/clean-install.js
+
+
+
+
+
+
+
+
+const INSTALL_RETRY_MS = 10 * 6e4;
+class InstallFailedError extends Error {
+  constructor(message, missing) {
+    super(message);
+    this.missing = missing;
+    this.name = "InstallFailedError";
+  }
+  missing;
+}
+const keys = /* @__PURE__ */ new Map();
 function depsKey(o) {
   const install = o.config.dispatch.install;
   const id = `${(0,external_node_path_.resolve)(o.config.repoPath)}\0${o.baseSha}\0${JSON.stringify(install)}`;
   let key = keys.get(id);
   if (!key) {
-    key = clean_checkout_git(o.config.repoPath, [
+    key = checkout_run_git(o.config.repoPath, [
       "ls-tree",
       "-z",
       "--full-tree",
@@ -66320,111 +70079,230 @@ function depsKey(o) {
   }
   return key;
 }
-async function dependencies(o, env) {
+function remembered(file) {
+  try {
+    const r = JSON.parse((0,external_node_fs_.readFileSync)(file, "utf8"));
+    if (typeof r.at === "number" && typeof r.message === "string" && Date.now() - r.at < INSTALL_RETRY_MS)
+      return r;
+  } catch {
+  }
+  return void 0;
+}
+async function installedDependencies(o, env) {
   const install = o.config.dispatch.install;
   if (!install) return void 0;
-  const dir = (0,external_node_path_.join)(o.depsRoot, await depsKey(o));
+  const key = await depsKey(o);
+  const dir = (0,external_node_path_.join)(o.depsRoot, key);
   if ((0,external_node_fs_.existsSync)(dir)) return dir;
+  const failedFile = (0,external_node_path_.join)(o.depsRoot, `${key}.failed.json`);
+  const wait = Math.max(o.timeoutMs, 12e4) * 2;
+  return singleFlight((0,external_node_path_.join)(o.depsRoot, key), wait, async () => {
+    if ((0,external_node_fs_.existsSync)(dir)) return dir;
+    const before = remembered(failedFile);
+    if (before) {
+      appendCapped(
+        o.logFile,
+        `[school] the dependency install failed for this base ${Math.round((Date.now() - before.at) / 1e3)} s ago; not tried again before ${new Date(before.at + INSTALL_RETRY_MS).toISOString()}
+`,
+        o.config.dispatch.logMaxBytes
+      );
+      throw new InstallFailedError(before.message, before.missing);
+    }
+    try {
+      await install1(o, env, dir);
+      (0,external_node_fs_.rmSync)(failedFile, { force: true });
+      return dir;
+    } catch (e) {
+      if (e instanceof InstallFailedError)
+        writeTextAtomic(
+          failedFile,
+          JSON.stringify({
+            at: Date.now(),
+            message: e.message,
+            ...e.missing ? { missing: e.missing } : {}
+          })
+        );
+      throw e;
+    }
+  });
+}
+async function install1(o, env, dir) {
+  const install = o.config.dispatch.install;
   (0,external_node_fs_.mkdirSync)(o.depsRoot, { recursive: true });
   const work = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)(o.depsRoot, ".install-"));
   const repo = (0,external_node_path_.resolve)(o.config.repoPath);
-  const wt = await addCheckout(repo, work, o.baseSha);
+  const command = install.command.join(" ");
+  const at = o.baseSha.slice(0, 12);
   try {
-    appendCapped(
-      o.logFile,
-      `[school] installing dependencies at the base: ${install.command.join(" ")}
-`,
-      o.config.dispatch.logMaxBytes
-    );
-    const from = logSize(o.logFile);
-    const query = { command: install.command, hostPath: env.PATH ?? "" };
-    const started = await o.sandbox.confine(install.command, env, {
-      cwd: wt,
-      writable: [wt],
-      home: o.sandbox.freshHome("install"),
-      allow: o.config.sandbox.allow
-    }).catch((e) => {
-      if (e.name !== "ProgramNotFoundError") throw e;
-      const program = e.program;
-      const missing = missingProgram({ ...query, output: "", exitCode: null, notFound: program });
-      throw new InstallFailedError(`\`${program}\` was not found on PATH`, missing);
-    });
-    const r = await runInCheckout(started, wt, o);
-    if (r.spawnError || r.timedOut || r.exitCode !== 0)
-      throw new InstallFailedError(
-        `the dependency install (${install.command.join(" ")}) ${r.timedOut ? "timed out" : `exited with ${r.exitCode ?? r.spawnError ?? r.signal}`}`,
-        r.timedOut ? void 0 : missingProgram({ ...query, output: logSince(o.logFile, from), exitCode: r.exitCode })
-      );
-    const kept = (0,external_node_path_.join)(work, "kept");
-    (0,external_node_fs_.mkdirSync)(kept);
-    for (const p of install.paths) {
-      if (!(0,external_node_fs_.existsSync)((0,external_node_path_.join)(wt, p))) continue;
-      (0,external_node_fs_.mkdirSync)((0,external_node_path_.join)(kept, p, ".."), { recursive: true });
-      (0,external_node_fs_.renameSync)((0,external_node_path_.join)(wt, p), (0,external_node_path_.join)(kept, p));
-    }
+    const wt = await addCheckout(repo, work, o.baseSha);
     try {
-      (0,external_node_fs_.renameSync)(kept, dir);
-    } catch (e) {
-      if (!(0,external_node_fs_.existsSync)(dir)) throw e;
+      appendCapped(
+        o.logFile,
+        `[school] installing dependencies at the base: ${command}
+`,
+        o.config.dispatch.logMaxBytes
+      );
+      const from = logSize(o.logFile);
+      const query = { command: install.command, hostPath: env.PATH ?? "" };
+      const started = await o.sandbox.confine(install.command, env, {
+        cwd: wt,
+        writable: [wt],
+        home: o.sandbox.freshHome("install"),
+        allow: o.config.sandbox.allow
+      }).catch((e) => {
+        if (e.name !== "ProgramNotFoundError") throw e;
+        const program = e.program;
+        const missing = missingProgram({ ...query, output: "", exitCode: null, notFound: program });
+        throw new InstallFailedError(`\`${program}\` was not found on PATH`, missing);
+      });
+      const r = await runInCheckout(started, wt, o);
+      if (r.spawnError || r.timedOut || r.exitCode !== 0) {
+        const output = logSince(o.logFile, from);
+        const how = r.timedOut ? `timed out after ${Math.round(o.timeoutMs / 1e3)} s` : `exited with ${r.exitCode ?? r.spawnError ?? `signal ${r.signal}`}`;
+        throw new InstallFailedError(
+          `dispatch.install \`${command}\` ${how} at base ${at}; its output ends: ${logTail(output) || "(nothing)"}`,
+          r.timedOut ? void 0 : missingProgram({ ...query, output, exitCode: r.exitCode })
+        );
+      }
+      const kept = (0,external_node_path_.join)(work, "kept");
+      (0,external_node_fs_.mkdirSync)(kept);
+      for (const p of install.paths) {
+        if (!(0,external_node_fs_.existsSync)((0,external_node_path_.join)(wt, p))) continue;
+        (0,external_node_fs_.mkdirSync)((0,external_node_path_.join)(kept, p, ".."), { recursive: true });
+        (0,external_node_fs_.renameSync)((0,external_node_path_.join)(wt, p), (0,external_node_path_.join)(kept, p));
+      }
+      try {
+        (0,external_node_fs_.renameSync)(kept, dir);
+      } catch (e) {
+        if (!(0,external_node_fs_.existsSync)(dir)) throw e;
+      }
+    } finally {
+      await removeCheckout(repo, wt);
     }
-    return dir;
   } finally {
-    await removeCheckout(repo, wt);
     await removeTree(work);
   }
 }
-async function verifyOnCleanCheckout(o, verify, env) {
-  const failed = (why, missing) => {
-    appendCapped(o.logFile, `[school] verification could not run: ${why}
-`, o.config.dispatch.logMaxBytes);
-    return { exitCode: null, timedOut: false, durationMs: 0, ...missing ? { missing } : {} };
-  };
-  (0,external_node_fs_.mkdirSync)(o.scratch, { recursive: true });
-  const repo = (0,external_node_path_.resolve)(o.config.repoPath);
-  let deps;
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/base-run.js
+
+
+
+
+
+
+
+
+
+
+
+async function runVerification(o, verify, env, wt, work, shown, onSpawn) {
+  const results = o.config.dispatch.verifyResults;
+  const reports = (0,external_node_path_.join)(work, "results");
+  (0,external_node_fs_.mkdirSync)(reports, { recursive: true });
+  const report = results?.file ? (0,external_node_path_.join)(wt, results.file) : (0,external_node_path_.join)(reports, "verify.xml");
+  if (results) (0,external_node_fs_.rmSync)(report, { force: true, recursive: true });
+  const argv = results ? instrument(verify, results, report) : [...verify];
+  const started = await o.sandbox.confine(argv, env, {
+    cwd: wt,
+    writable: [wt, reports, ...shown.writable],
+    readOnlyAt: shown.readOnlyAt,
+    home: o.sandbox.freshHome("verify"),
+    allow: o.config.sandbox.allow
+  });
+  const from = logSize(o.logFile);
+  const run = await runInCheckout(started, wt, o, onSpawn);
+  const missing = run.exitCode === 127 ? missingProgram({
+    output: logSince(o.logFile, from),
+    exitCode: 127,
+    command: verify,
+    hostPath: env.PATH ?? ""
+  }) : void 0;
+  const out = { run, ...missing ? { missing: { ...missing, stage: "verify" } } : {} };
+  if (!results) return out;
+  const read = readReport(report, results.format);
+  if (typeof read === "string") return { ...out, unnamed: read };
+  return { ...out, named: namedResults(read, { format: results.format, cwd: wt }) };
+}
+async function baseKey(o, verify) {
+  const deps = o.config.dispatch.install ? await depsKey(o) : "";
+  const results = o.config.dispatch.verifyResults;
+  return (0,external_node_crypto_.createHash)("sha256").update(JSON.stringify([(0,external_node_path_.resolve)(o.config.repoPath), o.baseSha, deps, verify, results ?? null])).digest("hex").slice(0, 32);
+}
+function readBase(file) {
   try {
-    deps = await dependencies(o, env);
-  } catch (e) {
-    const missing = e instanceof InstallFailedError ? e.missing : void 0;
-    return failed(e.message, missing && { ...missing, stage: "install" });
+    const r = JSON.parse((0,external_node_fs_.readFileSync)(file, "utf8"));
+    return r.schema === 1 ? r : void 0;
+  } catch {
+    return void 0;
   }
-  const work = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)(o.scratch, "verify-"));
+}
+async function baseVerification(o, verify, env, deps) {
+  const key = await baseKey(o, verify);
+  const file = (0,external_node_path_.join)(o.depsRoot, `base-${key}.json`);
+  const kept = readBase(file);
+  if (kept) return { record: kept, fresh: false };
+  return singleFlight((0,external_node_path_.join)(o.depsRoot, `base-${key}`), Math.max(o.timeoutMs, 12e4) * 2, async () => {
+    const again = readBase(file);
+    if (again) return { record: again, fresh: false };
+    const made = await runAtBase(o, verify, env, deps);
+    if ("unknown" in made) return made;
+    writeTextAtomic(file, `${JSON.stringify(made.record)}
+`);
+    return { record: made.record, fresh: true };
+  });
+}
+async function runAtBase(o, verify, env, deps) {
+  const repo = (0,external_node_path_.resolve)(o.config.repoPath);
+  (0,external_node_fs_.mkdirSync)(o.scratch, { recursive: true });
+  const work = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)(o.scratch, "base-"));
   let wt;
+  const at = o.baseSha.slice(0, 12);
   try {
     wt = await addCheckout(repo, work, o.baseSha);
-    if (o.patch.trim()) {
-      const touched = await patchFiles(repo, o.baseSha, o.patch);
-      const links = touched.ok ? touched.files.filter((f) => f.gitlink).map((f) => f.path) : [];
-      if (links.length)
-        return failed(
-          `the change adds or changes submodule(s) (gitlink, mode 160000): ${links.slice(0, 10).join(", ")}; a crew's change never holds one`
-        );
-      const file = (0,external_node_path_.join)(work, "crew.patch");
-      (0,external_node_fs_.writeFileSync)(file, o.patch);
-      const applied = await clean_checkout_git(wt, ["apply", "--binary", "--whitespace=nowarn", file]);
-      if (!applied.ok) return failed(`the change does not apply at the base: ${applied.output.trim()}`);
-    }
-    const shown = (o.config.dispatch.install?.paths ?? []).filter((p) => deps && (0,external_node_fs_.existsSync)((0,external_node_path_.join)(deps, p))).map((p) => {
-      if (o.sandbox.confined) (0,external_node_fs_.mkdirSync)((0,external_node_path_.join)(wt, p), { recursive: true });
-      else (0,external_node_fs_.symlinkSync)((0,external_node_path_.join)(deps, p), (0,external_node_path_.join)(wt, p));
-      return { source: (0,external_node_path_.join)(deps, p), path: (0,external_node_path_.join)(wt, p) };
-    });
-    const started = await o.sandbox.confine(verify, env, {
-      cwd: wt,
-      readOnly: [wt],
-      readOnlyAt: shown,
-      home: o.sandbox.freshHome("verify"),
-      allow: o.config.sandbox.allow
-    });
-    const from = logSize(o.logFile);
-    const run = await runInCheckout(started, wt, o, o.onSpawn);
-    const missing = run.exitCode === 127 ? missingProgram({
-      output: logSince(o.logFile, from),
-      exitCode: 127,
-      command: verify,
-      hostPath: env.PATH ?? ""
-    }) : void 0;
-    return missing ? { ...run, missing: { ...missing, stage: "verify" } } : run;
+    const shown = deps ? await showDependencies(deps, o.config.dispatch.install?.paths ?? [], wt, o.sandbox.confined) : { readOnlyAt: [], writable: [] };
+    appendCapped(
+      o.logFile,
+      `[school] verifying the unchanged base ${at} first (once per base): ${verify.join(" ")}
+`,
+      o.config.dispatch.logMaxBytes
+    );
+    const baseLog = (0,external_node_path_.join)(work, "base.log");
+    const r = await runVerification({ ...o, logFile: baseLog }, verify, env, wt, work, shown);
+    const { run } = r;
+    const said = run.exitCode === 0 || r.named ? "" : `; its output ends:
+${logTail(logSince(baseLog, 0), 1500)}`;
+    appendCapped(
+      o.logFile,
+      `[school] the base ${at} ${run.exitCode === 0 ? "passes" : `fails (exit ${run.exitCode ?? run.signal})`}${r.named ? `: ${r.named.passed.length} test(s) pass, ${r.named.failed.length} fail` : ""}${said}
+`,
+      o.config.dispatch.logMaxBytes
+    );
+    if (r.missing) return { unknown: { why: "a program was missing", missing: r.missing } };
+    if (run.timedOut)
+      return {
+        unknown: {
+          why: `\`${verify.join(" ")}\` on the unchanged base ${at} timed out after ${Math.round(o.timeoutMs / 1e3)} s (dispatch.crewTimeoutSeconds)`
+        }
+      };
+    if (run.exitCode === null)
+      return {
+        unknown: {
+          why: `\`${verify.join(" ")}\` on the unchanged base ${at} ${run.spawnError ? `could not start: ${run.spawnError}` : `was killed by ${run.signal ?? "a signal"}`}`
+        }
+      };
+    return {
+      record: {
+        schema: 1,
+        baseSha: o.baseSha,
+        command: [...verify],
+        exitCode: run.exitCode,
+        ...r.named ? { named: r.named } : {},
+        ...r.unnamed ? { unnamed: r.unnamed } : {},
+        at: (/* @__PURE__ */ new Date()).toISOString()
+      }
+    };
   } catch (e) {
     if (e.name === "ProgramNotFoundError") {
       const missing = missingProgram({
@@ -66434,13 +70312,273 @@ async function verifyOnCleanCheckout(o, verify, env) {
         hostPath: env.PATH ?? "",
         notFound: verify[0]
       });
-      return failed(`\`${verify[0]}\` was not found on PATH`, missing && { ...missing, stage: "verify" });
+      return {
+        unknown: {
+          why: `\`${verify[0]}\` was not found on PATH`,
+          ...missing ? { missing: { ...missing, stage: "verify" } } : {}
+        }
+      };
     }
-    return failed(e.message);
+    return { unknown: { why: e.message } };
   } finally {
-    if (wt) await removeCheckout(repo, wt);
+    if (wt && (0,external_node_fs_.existsSync)(wt)) await removeCheckout(repo, wt);
     await removeTree(work);
   }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/clean-checkout.js
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+const clean_checkout_list = (xs, n = 10) => xs.slice(0, n).join("; ") + (xs.length > n ? `; \u2026 (${xs.length})` : "");
+function surfaceExtra(o) {
+  const g = o.config.grading;
+  return {
+    ...g?.testPatterns ? { tests: g.testPatterns } : {},
+    ...g?.testDefinitions ? { definitions: g.testDefinitions } : {}
+  };
+}
+const clean_checkout_PACKAGE_TEST_KEYS = ["scripts", "jest", "mocha", "ava", "tap", "nyc", "c8", "vitest"];
+async function resetTestSurface(o, wt, touched) {
+  const surface = testSurface(surfaceExtra(o));
+  const restore = [];
+  const reset = [];
+  for (const f of touched) {
+    if (f.status === "A" || f.gitlink) continue;
+    const kind = surface.kind(f.path);
+    if (!kind) continue;
+    if (fencesName(f.path, o.fences ?? [], (p) => surface.kind(p) !== void 0)) continue;
+    const file = (0,external_node_path_.join)(wt, f.path);
+    if (kind === "definition") {
+      const shown = await checkout_run_git(wt, ["show", `${o.baseSha}:${f.path}`]);
+      const before = shown.ok ? shown.stdout.toString("utf8") : void 0;
+      const after = (0,external_node_fs_.existsSync)(file) ? (0,external_node_fs_.readFileSync)(file, "utf8") : void 0;
+      if (!surface.definitionChanged(f.path, before, after)) continue;
+      if (f.path.split("/").at(-1) === "package.json" && before !== void 0 && after !== void 0) {
+        const merged = mergePackageTestKeys(before, after);
+        if (merged !== void 0) {
+          (0,external_node_fs_.writeFileSync)(file, merged);
+          reset.push(f.path);
+          continue;
+        }
+      }
+    }
+    restore.push(f.path);
+  }
+  if (restore.length) {
+    const r = await checkout_run_git(wt, ["--literal-pathspecs", "checkout", o.baseSha, "--", ...restore]);
+    if (!r.ok) throw new CheckoutError(`could not put the base's tests back: ${r.output.trim()}`);
+  }
+  return [...restore, ...reset];
+}
+function mergePackageTestKeys(before, after) {
+  try {
+    const a = JSON.parse(before);
+    const b = JSON.parse(after);
+    if (!a || !b || typeof a !== "object" || typeof b !== "object") return void 0;
+    for (const k of clean_checkout_PACKAGE_TEST_KEYS) {
+      if (k in a) b[k] = a[k];
+      else delete b[k];
+    }
+    return `${JSON.stringify(b, null, 2)}
+`;
+  } catch {
+    return void 0;
+  }
+}
+async function verifyOnCleanCheckout(o, verify, env) {
+  const note = (line) => appendCapped(o.logFile, `[school] ${line}
+`, o.config.dispatch.logMaxBytes);
+  const none = { exitCode: null, timedOut: false, durationMs: 0 };
+  const environment = (kind, reason) => {
+    note(`verification could not judge the change (the school's failure, not the crew's): ${reason}`);
+    return { ...none, environment: { kind, reason } };
+  };
+  const refused = (why, extra = {}) => {
+    note(`verification could not run: ${why}`);
+    return { ...none, passed: false, reasons: [why], ...extra };
+  };
+  (0,external_node_fs_.mkdirSync)(o.scratch, { recursive: true });
+  const repo = (0,external_node_path_.resolve)(o.config.repoPath);
+  let deps;
+  try {
+    deps = await installedDependencies(o, env);
+  } catch (e) {
+    if (e instanceof InstallFailedError) {
+      if (e.missing) {
+        const missing = { ...e.missing, stage: "install" };
+        return { ...environment("program_missing", describeMissing(e.missing, "dispatch.install")), missing };
+      }
+      return environment(
+        "install_failed",
+        `${e.message}. Fix the install (a dependency it cannot fetch: sandbox.allow, a git or ssh dependency, the lockfile); the school tries again when the base or dispatch.install changes, or after ${INSTALL_RETRY_MS / 6e4} minutes`
+      );
+    }
+    return environment("install_failed", `the dependency install could not run: ${e.message}`);
+  }
+  const work = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)(o.scratch, "verify-"));
+  let wt;
+  let mine;
+  let reset = [];
+  try {
+    wt = await addCheckout(repo, work, o.baseSha);
+    if (o.patch.trim()) {
+      const touched = await patchFiles(repo, o.baseSha, o.patch);
+      const links = touched.ok ? touched.files.filter((f) => f.gitlink).map((f) => f.path) : [];
+      if (links.length)
+        return refused(
+          `the change adds or changes submodule(s) (gitlink, mode 160000): ${links.slice(0, 10).join(", ")}; a crew's change never holds one`
+        );
+      const file = (0,external_node_path_.join)(work, "crew.patch");
+      (0,external_node_fs_.writeFileSync)(file, o.patch);
+      const applied = await checkout_run_git(wt, ["apply", "--binary", "--whitespace=nowarn", file]);
+      if (!applied.ok) {
+        const why = applied.stderr.trim() || applied.output.trim();
+        return refused(`the change does not apply at the base ${o.baseSha.slice(0, 12)}: ${why}`, {
+          notApplied: why.slice(0, 2e3)
+        });
+      }
+      const allowed = o.config.grading?.allowTestChanges;
+      if (touched.ok && !allowed) reset = await resetTestSurface(o, wt, touched.files);
+      if (reset.length)
+        note(`the base's tests and test definitions put back over the patch: ${clean_checkout_list(reset, 20)}`);
+    }
+    const shown = deps ? await showDependencies(deps, o.config.dispatch.install?.paths ?? [], wt, o.sandbox.confined) : { readOnlyAt: [], writable: [] };
+    mine = await runVerification(o, verify, env, wt, work, shown, o.onSpawn);
+  } catch (e) {
+    if (e.name === "ProgramNotFoundError") {
+      const found = missingProgram({
+        output: "",
+        exitCode: null,
+        command: verify,
+        hostPath: env.PATH ?? "",
+        notFound: verify[0]
+      });
+      const missing = found && { ...found, stage: "verify" };
+      const why = `\`${verify[0]}\` was not found on PATH`;
+      return missing ? { ...environment("program_missing", describeMissing(missing, "dispatch.verify")), missing } : refused(why);
+    }
+    if (e instanceof CheckoutError) return environment("checkout_failed", e.message);
+    return environment("checkout_failed", `verification could not run: ${e.message}`);
+  } finally {
+    if (wt && (0,external_node_fs_.existsSync)(wt)) await removeCheckout(repo, wt);
+    await removeTree(work);
+  }
+  const judged = await judge(o, verify, env, deps, mine);
+  const out = {
+    exitCode: mine.run.exitCode,
+    timedOut: mine.run.timedOut,
+    durationMs: mine.run.durationMs,
+    signal: mine.run.signal,
+    ...reset.length ? { reset: reset.slice(0, MAX_NAMES) } : {},
+    ...judged
+  };
+  if (out.environment)
+    note(
+      `verification could not judge the change (the school's failure, not the crew's): ${out.environment.reason}`
+    );
+  else if (out.reasons?.length)
+    note(`verification ${out.passed ? "passed" : "failed"}: ${out.reasons.join("; ")}`);
+  return out;
+}
+async function judge(o, verify, env, deps, mine) {
+  const { run } = mine;
+  const command = `\`${verify.join(" ")}\``;
+  const at = o.baseSha.slice(0, 12);
+  if (mine.missing) {
+    const env1 = {
+      kind: "program_missing",
+      reason: describeMissing(mine.missing, "dispatch.verify")
+    };
+    return { missing: mine.missing, environment: env1 };
+  }
+  if (run.timedOut) return { passed: false, reasons: [`${command} timed out`] };
+  if (run.exitCode === null)
+    return {
+      environment: {
+        kind: "killed",
+        reason: `${command} ${run.spawnError ? `could not start: ${run.spawnError}` : `was killed by ${run.signal ?? "a signal"}`} before it ended (not the crew's timeout): the machine or the runner stopped it; the school tries again`
+      }
+    };
+  const names = !!o.config.dispatch.verifyResults;
+  if (!names && run.exitCode === 0) return { passed: true, reasons: [`${command} passed`] };
+  const known = await baseVerification(o, verify, env, deps);
+  if ("unknown" in known) {
+    const u = known.unknown;
+    if (u.missing)
+      return {
+        missing: u.missing,
+        environment: { kind: "program_missing", reason: describeMissing(u.missing, "dispatch.verify") }
+      };
+    return { environment: { kind: "killed", reason: `the base's own verification could not end: ${u.why}` } };
+  }
+  const base = known.record;
+  const baseRed = redBase(base, known.fresh, command, at);
+  const baseState = {
+    exitCode: base.exitCode,
+    passed: base.exitCode === 0 && !base.named?.failed.length,
+    named: !!base.named,
+    ...base.named ? {
+      failing: base.named.failed.slice(0, MAX_NAMES),
+      failingCount: base.named.failed.length,
+      passingCount: base.named.passed.length
+    } : {}
+  };
+  const common = { base: baseState, ...baseRed ? { baseRed } : {} };
+  if (base.named && mine.named) {
+    const d = judgeDifference(base.named, mine.named, { base: base.exitCode, now: run.exitCode });
+    return {
+      ...common,
+      passed: d.passed,
+      reasons: d.passed ? [`${command}: ${differenceSummary(d)}`] : d.reasons,
+      failToPass: d.failToPass,
+      passToPass: d.passToPass,
+      passToPassCount: d.passToPassCount,
+      ...d.broken.length ? { broken: d.broken } : {}
+    };
+  }
+  if (base.named && !mine.named)
+    return {
+      ...common,
+      passed: false,
+      reasons: [
+        `${command} exited with ${run.exitCode} and wrote no readable test report (${mine.unnamed}); the base's run did`
+      ]
+    };
+  if (run.exitCode === 0) return { ...common, passed: true, reasons: [`${command} passed`] };
+  if (base.exitCode === 0)
+    return {
+      ...common,
+      passed: false,
+      reasons: [`${command} exited with ${run.exitCode}; it passes at the base ${at}`]
+    };
+  return {
+    ...common,
+    environment: {
+      kind: "base_red",
+      reason: `the base itself fails: ${command} exits with ${base.exitCode} on the unchanged base ${at}, so the crew's failing run (exit ${run.exitCode}) cannot be told apart from the base's failure. Fix the base, or set dispatch.verifyResults so the school grades each crew on the difference from the base${base.unnamed && names ? ` (the base's run wrote no readable report: ${base.unnamed})` : ""}`
+    }
+  };
+}
+function redBase(base, fresh, command, at) {
+  if (!fresh) return void 0;
+  if (base.named?.failed.length)
+    return `the base ${at} is red: ${base.named.failed.length} test(s) fail before any change (${clean_checkout_list(base.named.failed)}); crews are graded on the difference from it`;
+  if (base.exitCode !== 0)
+    return `the base ${at} is red: ${command} exits with ${base.exitCode} before any change${base.named ? "" : "; without dispatch.verifyResults no crew can be graded on it"}`;
+  return void 0;
 }
 
 
@@ -66464,6 +70602,7 @@ function gib(bytes) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/crew/disk-watch.js
+
 
 
 
@@ -66508,11 +70647,20 @@ class DiskWatch {
     this.baseline = await this.measure();
     this.schedule();
   }
-  /** Stops watching; a scan under way is awaited (its hit still counts). */
+  /** Stops watching; a scan under way is awaited (its hit still counts); then reads the logs. */
   async stop() {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.scan;
+    if (this.hit) return;
+    const refused = refusedWrite(this.o.logs ?? []);
+    if (refused) {
+      const max = this.o.names?.max ?? "sandbox.limits.diskMiB";
+      this.report({
+        reason: `the crew wrote more than ${max} (${Math.round(this.o.maxBytes / disk_watch_MiB)} MiB): a file it wrote reached the limit and the kernel refused the write (${refused})`,
+        fault: "crew"
+      });
+    }
   }
   schedule() {
     if (this.stopped || this.hit) return;
@@ -66538,7 +70686,7 @@ class DiskWatch {
     const names = this.o.names ?? { max: "sandbox.limits.diskMiB", floor: "dispatch.minFreeDiskGiB" };
     if (wrote > this.o.maxBytes) {
       return this.report({
-        reason: `the crew wrote more than ${Math.round(this.o.maxBytes / disk_watch_MiB)} MiB (${names.max}): ${Math.round(wrote / disk_watch_MiB)} MiB in its worktree, HOME and /tmp; its processes were killed`,
+        reason: `the crew wrote more than ${names.max} (${Math.round(this.o.maxBytes / disk_watch_MiB)} MiB): ${Math.round(wrote / disk_watch_MiB)} MiB in its worktree, HOME and /tmp; its processes were killed`,
         fault: "crew"
       });
     }
@@ -66557,6 +70705,26 @@ class DiskWatch {
     this.hit = hit;
     this.o.onHit(hit);
   }
+}
+const REFUSED = /File size limit exceeded|signal: 'SIGXFSZ'|Signals\.SIGXFSZ|EFBIG: file too large|\[Errno 27\] File too large/;
+const LOG_TAIL_BYTES = 8 * disk_watch_MiB;
+function refusedWrite(logs) {
+  for (const file of logs) {
+    let fd;
+    try {
+      fd = (0,external_node_fs_.openSync)(file, "r");
+      const size = (0,external_node_fs_.fstatSync)(fd).size;
+      const length = Math.min(size, LOG_TAIL_BYTES);
+      const buf = Buffer.alloc(length);
+      (0,external_node_fs_.readSync)(fd, buf, 0, length, size - length);
+      const line = buf.toString("utf8").split("\n").find((l) => REFUSED.test(l));
+      if (line) return `${REFUSED.exec(line)[0]} in ${file.slice(file.lastIndexOf("/") + 1)}`;
+    } catch {
+    } finally {
+      if (fd !== void 0) (0,external_node_fs_.closeSync)(fd);
+    }
+  }
+  return void 0;
 }
 
 
@@ -66817,9 +70985,19 @@ class CrewProcesses {
   verify = -1;
   /** What the running crew writes to the host disk (./disk-watch.ts). */
   watch;
+  /** The runner was told to stop (SIGTERM/SIGINT): whatever starts now is ended at once. */
+  halted = false;
   spawned(kind, pgid) {
     this[kind] = pgid;
-    if (this.watch?.hit) killGroup(pgid, "SIGKILL");
+    if (this.watch?.hit || this.halted) killGroup(pgid, "SIGKILL");
+  }
+  /** Ends the running student and verification: SIGTERM, then SIGKILL after `graceMs`. */
+  halt(graceMs) {
+    this.halted = true;
+    const groups = [this.student, this.verify].filter((g) => g > 0 && groupAlive(g));
+    for (const g of groups) killGroup(g, "SIGTERM");
+    if (groups.length)
+      setTimeout(() => groups.filter(groupAlive).forEach((g) => killGroup(g, "SIGKILL")), graceMs).unref();
   }
 }
 function crewSandbox(spec, scratch, log, host) {
@@ -66852,7 +71030,8 @@ function watchDisk(i) {
       for (const pgid of [groups.student, groups.verify])
         if (pgid > 0 && groupAlive(pgid)) killGroup(pgid, "SIGKILL");
     },
-    onWarning: (m) => void i.alert("disk-unmeasured", m)
+    onWarning: (m) => void i.alert("disk-unmeasured", m),
+    ...i.logs ? { logs: i.logs } : {}
   });
 }
 async function confinement(place, i, { agent, sandbox }) {
@@ -66898,6 +71077,7 @@ async function confinement(place, i, { agent, sandbox }) {
       {
         config: spec.config,
         baseSha: spec.baseSha,
+        fences: crew.fences,
         patch,
         scratch: (0,external_node_path_.join)(scratch, "checkouts"),
         depsRoot: (0,external_node_path_.join)(spec.runtimeDir, "deps"),
@@ -66962,11 +71142,14 @@ async function recordCrewSpend(layout, crew, usage, turn = 0, o = {}) {
   return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage, o);
 }
 async function recordUsageSpend(layout, key, who, usage, o = {}) {
+  const reported = usage.costUsd ?? 0;
+  const metered = o.meteredUsd;
   return recordSpend(
     layout,
     key,
     {
-      costUsd: usage.costUsd ?? 0,
+      costUsd: metered === void 0 ? reported : Math.max(0, Math.round((reported - metered) * 1e6) / 1e6),
+      ...metered === void 0 ? {} : { meteredUsd: metered, reportedUsd: reported },
       crewId: who.crewId,
       issueNumber: who.issueNumber,
       agent: who.agent,
@@ -66977,10 +71160,10 @@ async function recordUsageSpend(layout, key, who, usage, o = {}) {
       }
     },
     void 0,
-    o
+    o.maxUsd === void 0 ? {} : { maxUsd: o.maxUsd }
   );
 }
-function boundTurnCost(agent, usage, leftUsd) {
+function boundTurnCost(agent, usage, leftUsd, meteredUsd = 0) {
   const priced = agent.kind === "command" && agent.pricing ? priceTokens(
     {
       input: usage.inputTokens ?? 0,
@@ -66991,16 +71174,24 @@ function boundTurnCost(agent, usage, leftUsd) {
   ) : void 0;
   const figure = priced ?? usage.costUsd ?? 0;
   const reportedUsd = Number.isFinite(figure) && figure >= 0 ? figure : Number.MAX_VALUE;
-  const left = leftUsd === void 0 ? void 0 : Math.max(0, Math.round(leftUsd * 1e6) / 1e6);
-  const over = left !== void 0 && reportedUsd > left;
-  const costUsd = over ? left : reportedUsd;
-  const counted = priced !== void 0 || over || usage.costUsd !== void 0;
+  const metered = Number.isFinite(meteredUsd) && meteredUsd > 0 ? meteredUsd : 0;
+  const left = leftUsd === void 0 ? void 0 : Math.max(0, Math.round((leftUsd - metered) * 1e6) / 1e6);
+  const beyond = Math.max(0, reportedUsd - metered);
+  const over = left !== void 0 && beyond > left;
+  const costUsd = metered ? finiteRound(metered + (over ? left : beyond)) : over ? left : reportedUsd;
+  const counted = priced !== void 0 || over || usage.costUsd !== void 0 || metered > 0;
   return { usage: { ...usage, ...counted ? { costUsd } : {} }, reportedUsd, over };
 }
 function budgetedAgent(agent, leftUsd) {
   return agent.kind === "claude-code" && leftUsd !== void 0 ? { ...agent, maxBudgetUsd: leftUsd } : agent;
 }
 const usage_usd = (n) => `$${n.toFixed(2)}`;
+function meteredBudgetEnding(refusal, meteredUsd, reportedUsd) {
+  return {
+    kind: "failed",
+    reason: `${refusal}. The key proxy refused the crew's further requests: it metered ${usage_usd(meteredUsd)} of the API's answers this turn, the crew reported ${usage_usd(reportedUsd)}; the crew was stopped`
+  };
+}
 function budgetEnding(budgetUsd, spentUsd, over) {
   return {
     kind: "failed",
@@ -67047,10 +71238,7 @@ function classify(student, report, verification, timeoutMs) {
     };
   }
   if (verification && !verification.passed) {
-    return {
-      outcome: "failed",
-      reason: verification.timedOut ? "verification timed out" : `verification exited ${verification.exitCode ?? "on a signal"}`
-    };
+    return { outcome: "failed", reason: verificationFailure(verification) };
   }
   return {
     outcome: "succeeded",
@@ -67083,21 +71271,33 @@ function classifyEnding(ending, verification, correctionTurns, missing) {
       alert: "program-not-found"
     };
   }
-  if (verification && !verification.passed) {
+  if (verification?.environment && !verification.passed) {
     return {
-      outcome: "failed",
-      reason: verification.timedOut ? `verification timed out${turns}` : `verification exited ${verification.exitCode ?? "on a signal"}${turns}`
+      outcome: "aborted",
+      reason: `verification could not judge the change: ${verification.environment.reason}`,
+      infra: true,
+      alert: "environment-failed"
     };
+  }
+  if (verification && !verification.passed) {
+    return { outcome: "failed", reason: `${verificationFailure(verification)}${turns}` };
   }
   return {
     outcome: "succeeded",
     reason: verification ? `student finished; verification passed${turns}` : "student finished; no verification configured"
   };
 }
+function verificationFailure(v) {
+  if (v.notApplied !== void 0)
+    return `the change does not apply at its base: ${v.notApplied.slice(0, 300)}`;
+  if (v.timedOut) return "verification timed out";
+  if (v.broken?.length)
+    return `verification: ${v.broken.length} test(s) that did not fail at the base fail: ${v.broken.slice(0, 5).join("; ")}`;
+  if (v.exitCode === null) return "verification could not run";
+  return `verification exited ${v.exitCode}`;
+}
 
 
-// EXTERNAL MODULE: external "node:string_decoder"
-var external_node_string_decoder_ = __nccwpck_require__(46193);
 ;// CONCATENATED MODULE: ./.build/src/agents/output.js
 
 
@@ -67684,7 +71884,7 @@ async function runTurn(agent, o) {
   }
   const offset = recorded?.logOffset ?? logicalSize(files.log);
   const run = "exitCode" in started ? started : await launched(started, o, cli);
-  const report = readReport(files.report, files.log, limits.logMaxBytes);
+  const report = run_readReport(files.report, files.log, limits.logMaxBytes);
   const proc = {
     exitCode: run.exitCode,
     signal: run.signal,
@@ -67768,7 +71968,7 @@ const NOT_STARTED = {
   truncated: false,
   overflowed: false
 };
-function readReport(path, logFile, logMaxBytes) {
+function run_readReport(path, logFile, logMaxBytes) {
   try {
     return readUntrustedFile(path, 1024 * 1024, "truncate");
   } catch (e) {
@@ -67863,6 +72063,7 @@ class Session {
   turn(left) {
     const { i, r } = this;
     const { agent, paths } = i;
+    i.spend.meter?.beginTurn(r.corrections);
     const resume = this.resuming?.sessionId ?? (r.corrections > 0 ? r.session : void 0);
     return runTurn(budgetedAgent(agent, left), {
       cwd: i.work.worktree,
@@ -67872,7 +72073,9 @@ class Session {
           ...quietCli(agent),
           ...i.crewVars,
           SCHOOL_BRIEF: this.briefPath,
-          SCHOOL_CORRECTION_TURN: String(r.corrections)
+          // Set on correction turns only: a student tests `if (process.env.SCHOOL_CORRECTION_TURN)`,
+          // which "0" would make true on its first turn (unset here also drops a passed one).
+          SCHOOL_CORRECTION_TURN: r.corrections > 0 ? String(r.corrections) : void 0
         }
       }),
       limits: {
@@ -67928,15 +72131,25 @@ class Session {
    */
   async charge(left) {
     const { i, r } = this;
-    if (!r.ending.usage) return false;
-    const cost = boundTurnCost(i.agent, r.ending.usage, left);
+    const meter = i.spend.meter;
+    const metered = meter ? await meter.turnUsd(r.corrections) : 0;
+    if (!r.ending.usage && !metered) return false;
+    const cost = boundTurnCost(i.agent, r.ending.usage ?? {}, left, metered);
     r.ending = { ...r.ending, usage: cost.usage };
     const reported = { ...cost.usage, costUsd: cost.reportedUsd };
     await recordCrewSpend(i.spend.layout, i.spend.of, reported, r.corrections, {
-      ...left !== void 0 ? { maxUsd: left } : {}
+      ...left !== void 0 ? { maxUsd: Math.max(0, left - metered) } : {},
+      ...metered ? { meteredUsd: metered } : {}
     });
     this.spentUsd += cost.usage.costUsd ?? 0;
     const budget = i.spend.budgetUsd;
+    const refused = meter?.refusedFor(r.corrections);
+    if (refused) {
+      r.usage = addUsage(r.usage, cost.usage);
+      r.ending = meteredBudgetEnding(refused, metered, cost.reportedUsd);
+      await i.spend.alert?.("cost-over-budget", r.ending.reason);
+      return true;
+    }
     if (!cost.over || budget === void 0 || left === void 0) return false;
     const over = { turn: r.corrections + 1, reportedUsd: cost.reportedUsd, leftUsd: left };
     r.usage = addUsage(r.usage, cost.usage);
@@ -67951,17 +72164,20 @@ class Session {
     const v = await i.check.runVerify(command, this.verifyEnv, frozen.patch);
     const log = redact_redactText(readLogText(i.paths.verifyLog, i.limits.logMaxBytes));
     r.verificationLog = log;
+    const passed = !v.environment && v.notApplied === void 0 && (v.passed ?? (v.exitCode === 0 && !v.timedOut));
     r.verification = {
       command: [...command],
       exitCode: v.exitCode,
-      passed: v.exitCode === 0 && !v.timedOut,
+      passed,
       durationMs: v.durationMs,
       logDigest: sha256(log),
       baseSha: i.work.baseSha,
       diffSha: frozen.sha,
-      timedOut: v.timedOut
+      timedOut: v.timedOut,
+      ...findings(v)
     };
     if (v.missing) r.missing = v.missing;
+    if (v.baseRed) await i.spend.alert?.("base-red", v.baseRed);
     return { ...v, log };
   }
   /**
@@ -67970,7 +72186,10 @@ class Session {
    */
   correction(command, v) {
     const { i, r } = this;
-    if (r.verification.passed || r.missing || r.corrections >= i.limits.maxCorrections) return false;
+    const v1 = r.verification;
+    const redBase = v1.environment?.kind === "base_red";
+    if (v1.passed || r.missing || v1.environment && !redBase || r.corrections >= i.limits.maxCorrections)
+      return false;
     if (i.agent.kind !== "command" && !r.session) return false;
     r.corrections++;
     const correction = renderCorrection({
@@ -67979,7 +72198,8 @@ class Session {
       command,
       exitCode: v.exitCode,
       timedOut: v.timedOut,
-      output: tail(v.log, 16e3)
+      output: tail(v.log, 16e3),
+      ...redBase ? { baseRed: true } : {}
     });
     this.briefPath = i.paths.correction(r.corrections);
     writeTextAtomic(this.briefPath, `${(0,external_node_fs_.readFileSync)(i.paths.brief, "utf8")}
@@ -67987,6 +72207,23 @@ ${correction}`);
     this.prompt = correction;
     return true;
   }
+}
+function findings(v) {
+  const out = {};
+  for (const k of [
+    "environment",
+    "notApplied",
+    "base",
+    "failToPass",
+    "passToPass",
+    "passToPassCount",
+    "broken",
+    "reset"
+  ])
+    if (v[k] !== void 0) out[k] = v[k];
+  if (out.environment) out.environment = { ...out.environment, reason: redact_redactText(out.environment.reason) };
+  if (out.notApplied !== void 0) out.notApplied = redact_redactText(out.notApplied);
+  return out;
 }
 function notFoundEnding(agent, turn, studentLog) {
   if (turn.ending.kind !== "failed" || turn.process.exitCode !== 127) return turn.ending;
@@ -68020,6 +72257,516 @@ function quietCli(agent) {
 
 async function runSession(i) {
   return new Session(i).run();
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/dispatch/budgets.js
+
+function schoolDailyName() {
+  return "daily budget of the school (dispatch.dailyBudgetUsd)";
+}
+function agentDailyName(agent) {
+  return `daily budget of agent ${agent} (agents[].dailyBudgetUsd)`;
+}
+function spentToday(spend, now) {
+  return spend?.days?.[utcDay(now)] ?? { usd: 0, agents: {} };
+}
+function dailyBudgets(config, spend, now) {
+  const today = spentToday(spend, now);
+  const out = { agents: /* @__PURE__ */ new Map() };
+  const school = config.dispatch.dailyBudgetUsd;
+  if (school !== void 0 && !(today.usd < school))
+    out.school = `${schoolDailyName()} reached: ${amount(today.usd)} of ${limit(school)} USD spent today (UTC); nothing is placed until 00:00 UTC`;
+  for (const a of config.agents) {
+    if (a.dailyBudgetUsd === void 0) continue;
+    const spent = today.agents[a.id] ?? 0;
+    if (!(spent < a.dailyBudgetUsd))
+      out.agents.set(
+        a.id,
+        `${agentDailyName(a.id)} reached: ${amount(spent)} of ${limit(a.dailyBudgetUsd)} USD spent today (UTC); next plan after 00:00 UTC`
+      );
+  }
+  return out;
+}
+function hasDailyBudgets(config) {
+  return config.dispatch.dailyBudgetUsd !== void 0 || config.agents.some((a) => a.dailyBudgetUsd !== void 0);
+}
+function budgetStandings(config, spend, now, running = []) {
+  const out = [];
+  const crew = config.dispatch.crewBudgetUsd;
+  if (running.length === 0)
+    out.push({
+      kind: "crew",
+      name: "budget of each crew",
+      field: "dispatch.crewBudgetUsd",
+      limitUsd: crew,
+      leftUsd: crew,
+      reached: false
+    });
+  for (const crewId of running) {
+    const spent = spend?.crews?.[crewId]?.usd ?? 0;
+    out.push(standing("crew", `budget of crew ${crewId}`, "dispatch.crewBudgetUsd", crew, spent, { crewId }));
+  }
+  const today = spentToday(spend, now);
+  const school = config.dispatch.dailyBudgetUsd;
+  if (school !== void 0)
+    out.push(
+      standing("school-daily", "daily budget of the school", "dispatch.dailyBudgetUsd", school, today.usd)
+    );
+  for (const a of config.agents) {
+    if (a.dailyBudgetUsd === void 0) continue;
+    out.push(
+      standing(
+        "agent-daily",
+        `daily budget of agent ${a.id}`,
+        "agents[].dailyBudgetUsd",
+        a.dailyBudgetUsd,
+        today.agents[a.id] ?? 0,
+        {
+          agent: a.id
+        }
+      )
+    );
+  }
+  const cap = config.dispatch.spendCap;
+  if (cap !== void 0)
+    out.push(standing("school-cap", "school-wide cap", "dispatch.spendCap", cap, spend?.totalUsd ?? 0));
+  return out;
+}
+function standing(kind, name, field, limitUsd, spentUsd, extra = {}) {
+  return {
+    kind,
+    name,
+    field,
+    ...extra,
+    limitUsd,
+    spentUsd,
+    leftUsd: Math.max(0, limitUsd - spentUsd),
+    reached: !(spentUsd < limitUsd)
+  };
+}
+function budgetLine(b) {
+  const field = `(${b.field})`;
+  if (b.spentUsd === void 0) return `${b.name} ${field}: ${limit(b.limitUsd)} USD, no crew running`;
+  const when = b.kind === "school-cap" ? "spent" : b.kind === "crew" ? "spent by the crew" : "spent today (UTC)";
+  const left = b.reached ? b.kind === "crew" ? "REACHED" : b.kind === "school-cap" ? "REACHED, dispatch halted" : "REACHED until 00:00 UTC" : `${amount(b.leftUsd)} left`;
+  return `${b.name} ${field}: ${amount(b.spentUsd)} of ${limit(b.limitUsd)} USD ${when}, ${left}`;
+}
+function amount(n) {
+  return n.toFixed(2);
+}
+function limit(n) {
+  return Number.isInteger(n) ? String(n) : String(Math.round(n * 100) / 100);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/agents/pricing.js
+
+const PRICES_TAKEN = "2025-11-24";
+const anthropic = (input, output) => ({
+  inputPerMTok: input,
+  outputPerMTok: output,
+  // The prompt cache: a 5-minute write costs 1.25× input, a read 0.1× input.
+  cacheWritePerMTok: round(input * 1.25),
+  cachedInputPerMTok: round(input * 0.1)
+});
+const openai = (input, cached, output) => ({
+  inputPerMTok: input,
+  cachedInputPerMTok: cached,
+  outputPerMTok: output
+});
+const DEFAULT_PRICES = {
+  "claude-opus-4-5": anthropic(5, 25),
+  "claude-opus-4-1": anthropic(15, 75),
+  "claude-opus-4": anthropic(15, 75),
+  "claude-sonnet-4-5": anthropic(3, 15),
+  "claude-sonnet-4": anthropic(3, 15),
+  "claude-3-7-sonnet": anthropic(3, 15),
+  "claude-haiku-4-5": anthropic(1, 5),
+  "claude-3-5-haiku": anthropic(0.8, 4),
+  "claude-3-haiku": anthropic(0.25, 1.25),
+  "gpt-5.1": openai(1.25, 0.125, 10),
+  "gpt-5.1-codex": openai(1.25, 0.125, 10),
+  "gpt-5.1-codex-max": openai(1.25, 0.125, 10),
+  "gpt-5.1-codex-mini": openai(0.25, 0.025, 2),
+  "gpt-5": openai(1.25, 0.125, 10),
+  "gpt-5-codex": openai(1.25, 0.125, 10),
+  "gpt-5-mini": openai(0.25, 0.025, 2),
+  "gpt-5-nano": openai(0.05, 5e-3, 0.4),
+  "gpt-5-pro": openai(15, 15, 120),
+  "gpt-4.1": openai(2, 0.5, 8),
+  "gpt-4.1-mini": openai(0.4, 0.1, 1.6),
+  "gpt-4.1-nano": openai(0.1, 0.025, 0.4),
+  "gpt-4o": openai(2.5, 1.25, 10),
+  "gpt-4o-mini": openai(0.15, 0.075, 0.6),
+  o3: openai(2, 0.5, 8),
+  "o3-pro": openai(20, 20, 80),
+  "o3-mini": openai(1.1, 0.55, 4.4),
+  "o4-mini": openai(1.1, 0.275, 4.4),
+  "codex-mini-latest": openai(1.5, 0.375, 6)
+};
+function providerOf(model) {
+  return /^(anthropic\.)?claude/i.test(model) ? "anthropic" : "openai";
+}
+function priceTable(configured = {}) {
+  return { ...DEFAULT_PRICES, ...configured };
+}
+function priceEntry(table, model) {
+  const name = model.toLowerCase().replace(/^anthropic\./, "");
+  const keys = Object.keys(table);
+  const own = keys.find((k) => k.toLowerCase() === name);
+  if (own) return own;
+  return keys.filter((k) => name.startsWith(k.toLowerCase()) && /^[-.@:_]/.test(name.slice(k.length))).sort((a, b) => b.length - a.length)[0];
+}
+function dearestRate(table, api) {
+  const own = Object.entries(table).filter(([k]) => providerOf(k) === api).map(([, p]) => p);
+  const all = own.length ? own : Object.values(table);
+  const max = (f) => Math.max(0, ...all.map(f));
+  return {
+    inputPerMTok: max((p) => p.inputPerMTok),
+    cachedInputPerMTok: max((p) => p.cachedInputPerMTok),
+    cacheWritePerMTok: max((p) => p.cacheWritePerMTok ?? p.inputPerMTok),
+    outputPerMTok: max((p) => p.outputPerMTok)
+  };
+}
+function priceUsage(u, table) {
+  const entry = u.model ? priceEntry(table, u.model) : void 0;
+  const pricing = entry ? table[entry] : dearestRate(table, u.api);
+  const usd = priceTokens(
+    { input: u.input, output: u.output, cachedInput: u.cachedInput, cacheCreation: u.cacheCreation },
+    pricing
+  ) ?? 0;
+  return { usd, ...entry ? { entry } : { unknown: u.model ?? "(no model named)" } };
+}
+function round(n) {
+  return Math.round(n * 1e6) / 1e6;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/agents/usage-meter.js
+
+
+
+
+
+const MINUTE_MS = 6e4;
+class CrewMeter {
+  constructor(o) {
+    this.o = o;
+    this.prices = priceTable(o.config.sandbox.keyProxy.prices);
+    this.now = o.now ?? (() => /* @__PURE__ */ new Date());
+  }
+  o;
+  run = (0,external_node_crypto_.randomBytes)(6).toString("hex");
+  prices;
+  now;
+  seq = 0;
+  turn = 0;
+  /** Charged, not yet in the ledger (or never: its append failed): counted by every admission. */
+  pendingUsd = 0;
+  writes = /* @__PURE__ */ new Set();
+  sent = [];
+  unpriced = /* @__PURE__ */ new Set();
+  rateCapped = false;
+  /** Budget refusals, by turn: the session ends the crew naming the budget. */
+  refusals = /* @__PURE__ */ new Map();
+  /** The turn the next answers belong to (0: the first, n: correction n). */
+  beginTurn(turn) {
+    this.turn = turn;
+  }
+  /** Every request of the crew's API, whatever its path: the rate cap, then the budgets. */
+  admit() {
+    const now = this.now();
+    const t = now.getTime();
+    while (this.sent.length && this.sent[0] <= t - MINUTE_MS) this.sent.shift();
+    const rpm = this.o.config.sandbox.keyProxy.requestsPerMinute;
+    if (this.sent.length >= rpm) {
+      const message = `this crew sent ${this.sent.length} requests in the last minute, the most sandbox.keyProxy.requestsPerMinute (${rpm}) allows; retry later`;
+      if (!this.rateCapped) {
+        this.rateCapped = true;
+        void this.o.alert?.("request-rate-capped", `the key proxy answered 429: ${message}`);
+      }
+      return { kind: "rate", message, retryAfterSeconds: (this.sent[0] + MINUTE_MS - t) / 1e3 };
+    }
+    const spent = this.spentBudget(now);
+    if (spent) {
+      this.refusals.set(this.turn, spent);
+      return { kind: "budget", message: spent };
+    }
+    this.sent.push(t);
+    return void 0;
+  }
+  charge(usage) {
+    const priced = priceUsage(usage, this.prices);
+    if (priced.unknown && !this.unpriced.has(priced.unknown)) {
+      this.unpriced.add(priced.unknown);
+      void this.o.alert?.(
+        "model-unpriced",
+        `the key proxy saw model ${priced.unknown}, which sandbox.keyProxy.prices and the built-in prices do not name: its answers are priced at the most expensive ${usage.api} rate; add its price to sandbox.keyProxy.prices`
+      );
+    }
+    const { crewId, issueNumber, agent } = this.o.who;
+    const usd2 = priced.usd;
+    this.pendingUsd += usd2;
+    const key = `${crewId}:metered:${this.run}-${++this.seq}`;
+    const write = recordSpend(
+      this.o.layout,
+      key,
+      {
+        costUsd: usd2,
+        crewId,
+        issueNumber,
+        agent,
+        source: "metered",
+        turn: this.turn,
+        ...usage.model ? { model: usage.model } : {},
+        tokens: {
+          input: usage.input,
+          output: usage.output,
+          ...usage.cachedInput ? { cachedInput: usage.cachedInput } : {}
+        }
+      },
+      this.now()
+    ).then(
+      () => {
+        this.pendingUsd -= usd2;
+      },
+      (e) => (
+        // Kept as pending: the budgets still count what the API billed.
+        this.o.alert?.(
+          "spend-unrecorded",
+          `a metered answer ($${usd2.toFixed(4)}) could not be written to the spend ledger: ${e.message.slice(0, 300)}`
+        )
+      )
+    );
+    this.writes.add(write);
+    void write.finally(() => this.writes.delete(write));
+  }
+  /** Waits for every charge so far to be in the ledger. */
+  async settle() {
+    while (this.writes.size) await Promise.allSettled([...this.writes]);
+  }
+  /** The metered spend of one turn of the crew, from the ledger (every runner's rows), once settled. */
+  async turnUsd(turn) {
+    await this.settle();
+    const { crewId } = this.o.who;
+    let usd2 = 0;
+    for (const e of new EventLog(this.o.layout.file("spend")).read().events) {
+      const d = e.data;
+      if (e.type === "spend.recorded" && d?.source === "metered" && d.crewId === crewId && d.turn === turn)
+        usd2 += d.costUsd;
+    }
+    return Math.round(usd2 * 1e6) / 1e6;
+  }
+  /** Why the proxy refused a request of this turn for a spent budget, if it did. */
+  refusedFor(turn) {
+    return this.refusals.get(turn);
+  }
+  /** The first budget spent, as the refusal says it; undefined while every one has some left. */
+  spentBudget(now) {
+    const spend = withPending(readSpend(this.o.layout), this.o.who, this.pendingUsd, now);
+    const reached = budgetStandings(this.o.config, spend, now, [this.o.who.crewId]).find(
+      (b) => b.reached && (b.kind !== "agent-daily" || b.agent === this.o.who.agent)
+    );
+    return reached ? refusalText(reached) : void 0;
+  }
+}
+function withPending(s, who, usd2, now) {
+  if (usd2 <= 0) return s;
+  const day = now.toISOString().slice(0, 10);
+  const days = { ...s.days };
+  const d = days[day] ?? { usd: 0, agents: {} };
+  days[day] = { usd: d.usd + usd2, agents: { ...d.agents, [who.agent]: (d.agents[who.agent] ?? 0) + usd2 } };
+  const crews = { ...s.crews };
+  const c = crews[who.crewId] ?? { usd: 0, day };
+  crews[who.crewId] = { ...c, usd: c.usd + usd2 };
+  return { ...s, totalUsd: s.totalUsd + usd2, days, crews };
+}
+const usage_meter_usd = (n) => `$${n.toFixed(2)}`;
+function refusalText(b) {
+  const spent = usage_meter_usd(b.spentUsd ?? 0);
+  const of = `${spent} of ${usage_meter_usd(b.limitUsd)} (${b.field})`;
+  switch (b.kind) {
+    case "crew":
+      return `the school's budget for this crew is spent: ${of}`;
+    case "school-daily":
+      return `the school's budget for today (UTC) is spent: ${of}`;
+    case "agent-daily":
+      return `the school's budget for agent ${b.agent ?? "?"} today (UTC) is spent: ${of}`;
+    case "school-cap":
+      return `the school's spend cap is reached: ${of}`;
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/security/secret-scan.js
+
+
+class SecretInPatchError extends SchoolError {
+  constructor(findings) {
+    super(`secret_in_patch: ${describeSecrets(findings)}`);
+    this.findings = findings;
+    this.name = "SecretInPatchError";
+  }
+  findings;
+  code = "secret_in_patch";
+}
+function describeSecrets(findings) {
+  const shown = findings.slice(0, 5).map((f) => `${f.kind} at ${f.file.slice(0, 200)} line ${f.line}`);
+  const more = findings.length > 5 ? ` and ${findings.length - 5} more` : "";
+  return `the change adds ${shown.join(", ")}${more}; a credential in a change is refused, never kept, delivered or shown`;
+}
+const MAX_FINDINGS = 50;
+function scanPatch(patch) {
+  const findings = [];
+  let file = "";
+  let hunk;
+  let pemAt;
+  for (const raw of patch.split("\n")) {
+    if (findings.length >= MAX_FINDINGS) break;
+    if (hunk && (hunk.oldLeft > 0 || hunk.newLeft > 0)) {
+      const mark = raw[0];
+      if (mark === "\\") continue;
+      if (mark === "+") {
+        const text = raw.slice(1);
+        if (pemAt && PEM_BODY.test(text)) findings.push({ ...pemAt, kind: PEM_KIND });
+        pemAt = PEM_HEADER.test(text) ? { file, line: hunk.line } : void 0;
+        const kind = PEM_INLINE.test(text) ? PEM_KIND : lineSecret(text);
+        if (kind) findings.push({ file, line: hunk.line, kind });
+        hunk.line++;
+        hunk.newLeft--;
+        continue;
+      }
+      pemAt = void 0;
+      if (mark === "-") hunk.oldLeft--;
+      else {
+        hunk.oldLeft--;
+        hunk.newLeft--;
+        hunk.line++;
+      }
+      continue;
+    }
+    hunk = void 0;
+    pemAt = void 0;
+    if (raw.startsWith("diff --git ")) file = "";
+    else if (raw.startsWith("+++ ")) file = newPath(raw.slice(4));
+    else if (raw.startsWith("@@ ")) {
+      const m = /^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(raw);
+      if (m) hunk = { oldLeft: secret_scan_count(m[1]), newLeft: secret_scan_count(m[3]), line: Number(m[2]) };
+    }
+  }
+  return dedupe(findings);
+}
+function holdsCredential(text) {
+  if (!MAY_HOLD.test(text) && !holdsRegisteredSecret(text, credentialLike)) return false;
+  let pem = false;
+  for (const raw of text.split("\n")) {
+    const line = /^[+ -]/.test(raw) ? raw.slice(1) : raw;
+    if (pem && PEM_BODY.test(line) || PEM_INLINE.test(line) || lineSecret(line)) return true;
+    pem = PEM_HEADER.test(line);
+  }
+  return false;
+}
+function refuseSecrets(patch) {
+  const findings = scanPatch(patch);
+  if (findings.length) throw new SecretInPatchError(findings);
+}
+const MAY_HOLD = /gh[pousr]_|github_pat_|sk-|A(?:KI|SI|GP|ID|RO|NP)A|AIza|xox|hooks\.slack\.com|PRIVATE KEY|token|secret|passw|phrase|key|credential/i;
+const PEM_KIND = "a PEM private key";
+const PEM_HEADER = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
+const PEM_BODY = /^[\s"'`]*[A-Za-z0-9+/]{40,}={0,2}[\s"'`,;\\n]*$/;
+const PEM_INLINE = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:\\r)?\\n[A-Za-z0-9+/]{40,}/;
+const FORMATS = TOKEN_FORMATS.filter((f) => f.kind !== PEM_KIND && f.kind !== "a JSON Web Token");
+const PREFIX = /^(?:github_pat_|gh[pousr]_|sk-ant-(?:api\d\d-|admin\d\d-)?|sk-(?:proj-|svcacct-|admin-|live-|test-)?|xox[abposre]-|https:\/\/hooks\.slack\.com\/services\/|AIza)/;
+function lineSecret(text) {
+  if (redact_holdsRegisteredSecret(text, credentialLike)) return "a secret the school holds";
+  for (const { kind, pattern } of FORMATS) {
+    for (const m of text.matchAll(new RegExp(pattern.source, "g"))) {
+      const token = m[0];
+      if (kind === "an AWS access key id") {
+        if (!token.endsWith("EXAMPLE")) return kind;
+        continue;
+      }
+      const body = token.replace(PREFIX, "");
+      if (/[0-9]/.test(body) && /[A-Za-z]/.test(body) && entropy(body) >= 3) return kind;
+    }
+  }
+  return credentialAssignment(text);
+}
+function credentialLike(secret) {
+  return secret.length >= 16 && !/^https?:\/\//.test(secret) && entropy(secret) >= 3;
+}
+const CREDENTIAL_KEY = /(?:token|secret|password|passwd|passphrase|apikey|accesskey|secretkey|privatekey|credential|credentials|clientsecret)$/;
+const VALUE = "[A-Za-z0-9+/=_.~-]{32,}";
+const ASSIGNMENTS = [
+  // `key = "v"`, `key: 'v'`, `"key": "v"`, `key := "v"`, `:key => "v"`, `key: String = "v"`.
+  new RegExp(
+    `([A-Za-z0-9_$@.-]+)["']?\\s*(?::=|=>|=|:)\\s*(?:[A-Za-z]+\\s*=\\s*)?["'\`](${VALUE})["'\`]`,
+    "g"
+  ),
+  // `KEY=v` in an env file, `key: v` in YAML.
+  new RegExp(`^\\s*(?:export\\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\\s*[=:]\\s*(${VALUE})\\s*$`, "g")
+];
+function credentialAssignment(text) {
+  for (const re of ASSIGNMENTS) {
+    for (const m of text.matchAll(re)) {
+      const key = (m[1] ?? "").split(".").pop().toLowerCase().replace(/[^a-z0-9]/g, "");
+      const value = m[2] ?? "";
+      if (!CREDENTIAL_KEY.test(key)) continue;
+      if (!/[0-9]/.test(value) || !/[A-Za-z]/.test(value)) continue;
+      if (entropy(value) >= 4) return `a high-entropy value assigned to \`${key.slice(0, 60)}\``;
+    }
+  }
+  return void 0;
+}
+function entropy(s) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let h = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+function secret_scan_count(n) {
+  return n === void 0 ? 1 : Number(n);
+}
+function newPath(spec) {
+  const s = spec.replace(/\t.*$/, "");
+  const unquoted = s.startsWith('"') ? unquote(s) : s;
+  return unquoted === "/dev/null" ? unquoted : unquoted.replace(/^[a-z]\//, "");
+}
+function unquote(s) {
+  const bytes = [];
+  const body = s.slice(1, s.endsWith('"') ? -1 : void 0);
+  const escapes = { n: 10, t: 9, r: 13, a: 7, b: 8, f: 12, v: 11, '"': 34, "\\": 92 };
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c !== "\\") {
+      bytes.push(...Buffer.from(c, "utf8"));
+      continue;
+    }
+    const oct = /^[0-7]{3}/.exec(body.slice(i + 1));
+    if (oct) {
+      bytes.push(parseInt(oct[0], 8));
+      i += 3;
+    } else {
+      const e = body[i + 1] ?? "";
+      bytes.push(escapes[e] ?? e.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString("utf8");
+}
+function dedupe(findings) {
+  const seen = /* @__PURE__ */ new Set();
+  return findings.filter((f) => {
+    const k = `${f.file}\0${f.line}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }
 
 
@@ -68129,6 +72876,8 @@ function studentArgv(command, baseDir) {
 
 
 
+
+
 async function crewSession(place, i, r) {
   const { crew, spec, classroom, paths } = place;
   const { slot, worktree } = i;
@@ -68143,16 +72892,23 @@ async function crewSession(place, i, r) {
     SCHOOL_ATTEMPT: String(crew.attempt)
   };
   const { dispatch } = spec.config;
+  const of = { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id };
+  const meter = new CrewMeter({ layout: place.layout, who: of, config: spec.config, alert: i.alert });
+  i.answers.meter = meter;
   const { keyProxied, launch, runVerify, revision } = await confinement(place, i, r);
-  const session = await runSession({
+  let frozenSha;
+  const run = runSession({
     agent,
     paths,
     crewVars,
     spend: {
       layout: place.layout,
-      of: { crewId: crew.crewId, issueNumber: crew.issueNumber, agent: agent.id },
+      of,
       budgetUsd: dispatch.crewBudgetUsd,
-      alert: i.alert
+      alert: i.alert,
+      // Also without the proxy (a collected crew): the metered rows a dead runner wrote for its turn
+      // are in the ledger, and the turn's report counts only beyond them.
+      meter
     },
     limits: {
       timeoutMs: dispatch.crewTimeoutSeconds * 1e3,
@@ -68171,23 +72927,54 @@ async function crewSession(place, i, r) {
       // Before the toolkit runs git in the worktree again, the shared git directory is put back.
       afterTurn: () => putBackGit(i, spec.baseSha, classroom.workdir(slot)),
       freeze: async () => {
-        const patch = redact_redactText((await classroom.collect(slot, spec.baseSha)).patch.toString("utf8"));
-        return { patch, sha: sha256(patch) };
+        const bytes = (await classroom.collect(slot, spec.baseSha)).patch;
+        const patch = patchText(bytes, crew.crewId);
+        refuseSecrets(patch);
+        frozenSha = sha256(bytes);
+        return { patch, sha: frozenSha };
       }
     },
     check: {
       ...dispatch.verify ? { verify: dispatch.verify } : {},
       verifies: classroom.verifies,
-      runVerify
+      runVerify: (argv, env, patch) => {
+        if (sha256(Buffer.from(patch, "utf8")) !== frozenSha)
+          throw new PatchIntegrityError(crew.crewId, "handed to the verification is not the one frozen");
+        return runVerify(argv, env, patch);
+      }
     },
     sandboxed: sandbox.confined,
     ...revision ? { revision } : {}
   });
+  const session = await run.catch(async (e) => {
+    if (e instanceof PatchIntegrityError) {
+      await i.alert("patch-integrity", e.message);
+      throw new AbortCrew(e.message);
+    }
+    if (!(e instanceof SecretInPatchError)) throw e;
+    await i.alert("secret-in-patch", e.message);
+    return refusedSession(e);
+  });
   return { session, keyProxied };
+}
+const crew_session_refused = /* @__PURE__ */ new WeakSet();
+function refusedSession(e) {
+  const s = {
+    ending: { kind: "failed", reason: e.message },
+    verification: null,
+    corrections: 0
+  };
+  crew_session_refused.add(s);
+  return s;
+}
+function refusedForSecret(s) {
+  return crew_session_refused.has(s);
 }
 
 
 ;// CONCATENATED MODULE: ./.build/src/crew/crew-bookbag.js
+
+
 
 
 
@@ -68198,8 +72985,21 @@ async function keepBookbag(place, i, { item, agent, sandbox }, b, session) {
   const { ending, usage, report, verificationLog, corrections } = session;
   const verification = session.verification;
   const collected = await place.classroom.collect(i.slot, spec.baseSha);
-  const diff = redact_redactText(collected.patch.toString("utf8"));
-  const classified = classifyEnding(ending, verification, corrections, session.missing);
+  let text;
+  try {
+    text = patchText(collected.patch, crew.crewId);
+  } catch (e) {
+    if (!(e instanceof PatchIntegrityError)) throw e;
+    await i.alert("patch-integrity", e.message);
+    throw new AbortCrew(e.message);
+  }
+  const secrets = scanPatch(text);
+  let classified = classifyEnding(ending, verification, corrections, session.missing);
+  if (secrets.length) {
+    const reason = `secret_in_patch: ${describeSecrets(secrets)}`;
+    if (!refusedForSecret(session)) await i.alert("secret-in-patch", reason);
+    classified = { outcome: "failed", reason };
+  }
   const store = sessionToKeep({
     agent,
     confined: sandbox.confined,
@@ -68221,7 +73021,8 @@ async function keepBookbag(place, i, { item, agent, sandbox }, b, session) {
     briefSha: b.briefSha,
     changedFiles: collected.changedFiles,
     outcome: classified.outcome,
-    verification,
+    // A refused change was not verified as kept: there is nothing kept to vouch for.
+    verification: secrets.length ? null : verification,
     ...usage ? { usage } : {},
     correctionTurns: corrections,
     ...session.session ? { agentSession: session.session } : {},
@@ -68239,12 +73040,13 @@ async function keepBookbag(place, i, { item, agent, sandbox }, b, session) {
       startedAt: i.startedAt,
       finishedAt: (/* @__PURE__ */ new Date()).toISOString(),
       durationMs: performance.now() - i.started
-    }
+    },
+    ...secrets.length ? { refusal: { code: "secret_in_patch", findings: secrets } } : {}
   };
   const brief = (0,external_node_fs_.readFileSync)(place.paths.brief, "utf8");
   writeBookbag(place.layout.bookbag(crew.crewId), {
     record,
-    diff,
+    diff: secrets.length ? Buffer.alloc(0) : collected.patch,
     report,
     verificationLog,
     brief,
@@ -68285,13 +73087,24 @@ const CREW_OUTCOMES = [
   "failed",
   "timed_out",
   "usage_limit",
+  /**
+   * A usage limit only the student claimed (an exit 75, a report marker, a limit line in its answer
+   * or its CLI's prose) that nothing the student cannot write confirmed (src/dispatch/limit-probe.ts):
+   * the issue's, not the agent's. Its issue goes to the back of the queue; enough of them stop it.
+   */
+  "limit_unconfirmed",
   "overloaded",
   "aborted",
   "lost",
   "cancelled"
 ];
 const PAUSING_OUTCOMES = ["usage_limit"];
-const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (["usage_limit", "overloaded", "cancelled"]));
+const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && ([
+  "usage_limit",
+  "limit_unconfirmed",
+  "overloaded",
+  "cancelled"
+]));
 
 
 ;// CONCATENATED MODULE: ./.build/src/dispatch/pause.js
@@ -68340,6 +73153,20 @@ async function pauseSchool(layout, reason, at = /* @__PURE__ */ new Date()) {
 }
 async function pauseForOutcome(layout, crew, at = /* @__PURE__ */ new Date(), agentPauseMaxMs = DEFAULT_AGENT_PAUSE_MAX_MS) {
   const named = crew.until && crew.until.getTime() > at.getTime() ? crew.until : crew.outcome === "usage_limit" ? bookbagResetTime(layout, crew.crewId, at) : void 0;
+  if (crew.outcome === "limit_unconfirmed") {
+    const held = event_log_event(
+      "issue.limit-unconfirmed",
+      `limit-unconfirmed:crew:${crew.crewId}`,
+      {
+        issueNumber: crew.issueNumber,
+        crewId: crew.crewId,
+        ...crew.agent ? { agent: crew.agent } : {},
+        reason: `issue #${crew.issueNumber} waits behind the other issues: crew ${crew.crewId} ended with ${crew.outcome}: ${crew.reason}`
+      },
+      at
+    );
+    return (await school_log_schoolLog(layout).append([held])).length === 1;
+  }
   const e = outcomePause(crew, at, named, agentPauseMaxMs);
   if (!e) return false;
   return (await school_log_schoolLog(layout).append([e])).length === 1;
@@ -68355,7 +73182,7 @@ function outcomePause(crew, at, named, maxMs, ended = at) {
     "school.paused",
     school_log_pauseKey(crew),
     {
-      reason: agent ? `agent ${agent}: ${said} (reported by the student only, the API did not say so: this agent alone waits)` : `${said}${api}`,
+      reason: agent ? `agent ${agent}: ${said} (${crew.confirmed === "probe" ? "the school's probe of the agent answered with the limit too" : crew.confirmed === "crews" ? "crews of two different issues reported it" : "reported by the student only, the API did not say so"}: this agent alone waits)` : `${said}${api}`,
       source: crew.outcome,
       crewId: crew.crewId,
       issueNumber: crew.issueNumber,
@@ -68384,7 +73211,8 @@ function pendingPauses(registry, school, at, layout, agentPauseMaxMs = DEFAULT_A
         outcome: c.outcome,
         reason: c.reason ?? "",
         agent: c.agent,
-        ...c.upstream ? { upstream: c.upstream } : {}
+        ...c.upstream ? { upstream: c.upstream } : {},
+        ...c.confirmed ? { confirmed: c.confirmed } : {}
       },
       at,
       until,
@@ -68574,7 +73402,8 @@ async function finishCrew(place, f) {
       ...end.preVerify && outcome === "aborted" ? { preVerify: true } : {},
       ...end.infra && outcome === "aborted" ? { infra: true } : {},
       ...end.orphaned && outcome === "aborted" ? { orphaned: true } : {},
-      ...end.upstream ? { upstream: end.upstream } : {}
+      ...end.upstream ? { upstream: end.upstream } : {},
+      ...end.confirmed && outcome === "usage_limit" ? { confirmed: end.confirmed } : {}
     }),
     event_log_event("lease.released", `released:${spec.crewId}`, { crewId: spec.crewId, reason: `crew ${outcome}` })
   ]);
@@ -68587,6 +73416,7 @@ async function finishCrew(place, f) {
       reason,
       agent: crew.agent,
       ...end.upstream ? { upstream: end.upstream } : {},
+      ...end.confirmed ? { confirmed: end.confirmed } : {},
       ...end.resetAt ? { until: end.resetAt } : {}
     },
     /* @__PURE__ */ new Date(),
@@ -68621,7 +73451,120 @@ async function enqueueGrading({ spec, crew, layout }, { item, agent, end }) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/dispatch/limit-probe.js
+function corroboratingCrew(registry, c, at, windowMs) {
+  const since = at.getTime() - windowMs;
+  for (const other of Object.values(registry.crews)) {
+    if (other.crewId === c.crewId || other.agent !== c.agent || other.issueNumber === c.issueNumber) continue;
+    if (other.status !== "finished") continue;
+    if (other.outcome !== "limit_unconfirmed" && other.outcome !== "usage_limit") continue;
+    const finished = Date.parse(other.finishedAt ?? "");
+    if (Number.isFinite(finished) && finished >= since && finished <= at.getTime()) return other.crewId;
+  }
+  return void 0;
+}
+async function confirmClaim(o) {
+  const other = corroboratingCrew(o.registry, o.crew, o.at, o.windowMs);
+  if (other)
+    return {
+      confirmed: {
+        by: "crews",
+        said: `crew ${other} of another issue of agent ${o.crew.agent} reported it too within the window`
+      }
+    };
+  const p = await o.probe();
+  if (p.limited)
+    return {
+      confirmed: {
+        by: "probe",
+        said: p.reason,
+        ...p.resetAt ? { resetAt: p.resetAt } : {},
+        ...p.upstream ? { upstream: p.upstream } : {}
+      }
+    };
+  return { unconfirmed: p.reason };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/agents/probe.js
+
+
+
+
+
+
+
+
+
+const PROBE_PROMPT = "Reply with OK";
+const PROBE_TIMEOUT_MS = 12e4;
+async function probeAgent(i) {
+  const { agent, sandbox } = i;
+  removeTreeSync(i.dir);
+  const work = (0,external_node_path_.join)(i.dir, "work");
+  const out = (0,external_node_path_.join)(i.dir, "out");
+  (0,external_node_fs_.mkdirSync)(work, { recursive: true, mode: 448 });
+  (0,external_node_fs_.mkdirSync)(out, { recursive: true, mode: 448 });
+  const brief = (0,external_node_path_.join)(i.dir, "probe-brief.md");
+  (0,external_node_fs_.writeFileSync)(brief, "");
+  const files = {
+    log: (0,external_node_path_.join)(i.dir, "probe.log"),
+    brief,
+    usage: (0,external_node_path_.join)(out, "usage.json"),
+    report: (0,external_node_path_.join)(out, "report.md")
+  };
+  const home = sandbox.freshHome("probe");
+  if (sandbox.confined) copyHomeFiles({ agentId: agent.id, files: agent.homeFiles ?? [], home });
+  const keys = sandbox.keyProxyable ? keyProxyPlan(agent, i.hostEnv) : void 0;
+  const allow = [...agentAllowList(agent, i.hostEnv, keys), ...i.allow];
+  const started = /* @__PURE__ */ new Date();
+  const turn = await runTurn(agent, {
+    cwd: work,
+    env: childEnv({
+      pass: agent.passEnv,
+      set: {
+        ...quietCli(agent),
+        SCHOOL_PROBE: "1",
+        SCHOOL_BRIEF: brief,
+        SCHOOL_USAGE_FILE: files.usage,
+        SCHOOL_REPORT_FILE: files.report,
+        SCHOOL_WORKTREE: work
+      }
+    }),
+    prompt: PROBE_PROMPT,
+    limits: { timeoutMs: i.timeoutMs ?? PROBE_TIMEOUT_MS, ...i.graceMs ? { graceMs: i.graceMs } : {} },
+    files,
+    spawn: {
+      commandArgv: i.commandArgv,
+      launch: async (argv, env) => {
+        const t = await keyProxyTurn(sandbox, keys, { argv, env, allow }, i.answers);
+        return sandbox.confine(t.argv, t.env, { cwd: work, writable: [i.dir], home, allow: t.allow });
+      }
+    },
+    ...sandbox.confined ? { sandboxed: {} } : {}
+  });
+  const seen = keys ? limitEvidence(i.answers, "usage_limit", started) : void 0;
+  if (seen)
+    return {
+      limited: true,
+      reason: `the API answered the probe ${describeUpstream(seen.limit, seen.type)}`,
+      upstream: seen.limit
+    };
+  const { ending } = turn;
+  if (ending.kind === "usage_limit")
+    return {
+      limited: true,
+      reason: `the probe answered with the limit too (${ending.reason})`,
+      ...ending.resetAt ? { resetAt: ending.resetAt } : {}
+    };
+  return { limited: false, reason: `the probe ended ${ending.kind}: ${ending.reason}` };
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/crew/crew.js
+
+
+
 
 
 
@@ -68690,6 +73633,7 @@ class CrewRun {
     const scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
     const out = (0,external_node_path_.join)(scratch, "out");
     this.place = { spec, layout, crew, classroom, scratch, out, paths: crewPaths(scratch, out) };
+    deps.stop?.addEventListener("abort", () => this.groups.halt(spec.graceMs), { once: true });
   }
   deps;
   collecting;
@@ -68720,6 +73664,11 @@ class CrewRun {
   keyProxied = false;
   stopBeat = () => {
   };
+  /** Why the runner was told to stop, once it was. */
+  get stopped() {
+    const s = this.deps.stop;
+    return s?.aborted ? String(s.reason ?? "the crew runner was told to stop") : void 0;
+  }
   /** The slot's worktree. */
   get worktree() {
     return this.place.classroom.workdir(this.slot);
@@ -68796,7 +73745,8 @@ class CrewRun {
     const sandbox = this.sandbox = crewSandbox(spec, scratch, this.log, this.hostEnv);
     this.dirs = await place.classroom.gitDirs(this.slot);
     const { log, groups, alert, worktree } = this;
-    const watch = groups.watch = watchDisk({ spec, worktree, scratch, log, groups, alert });
+    const logs = [place.paths.studentLog, place.paths.verifyLog];
+    const watch = groups.watch = watchDisk({ spec, worktree, scratch, log, groups, alert, logs });
     await watch.start();
     const r = await this.live({ item, agent, sandbox }).finally(() => watch.stop());
     end.outcome = r.outcome;
@@ -68811,7 +73761,9 @@ class CrewRun {
       end.reason = `${watch.hit.reason}; ${r.reason}`;
       await this.alert("disk-limit", watch.hit.reason);
     }
-    this.limitScope(agent.id);
+    await this.limitScope(agent, sandbox);
+    if (this.stopped && !watch.hit && !hits.length)
+      [end.outcome, end.reason, end.infra] = ["cancelled", `stopped: ${this.stopped}; ${r.reason}`, false];
     if (end.infra) await this.alert(r.alert ?? "agent-could-not-start", r.reason);
     if (r.detail && end.outcome !== "succeeded")
       this.log.warning(`crew ${spec.crewId}: ${agent.id} said: ${redact_redactText(r.detail)}`);
@@ -68827,25 +73779,70 @@ class CrewRun {
   }
   /**
    * Whom a usage limit pauses: the school when the key proxy saw the API answer with a usage limit
-   * during this crew's run (the reset it named), else this agent alone (what the CLI printed, its
-   * error envelope included, a process inside the sandbox can write). An overload pauses nobody; the
-   * API's answer behind it is kept for the record.
+   * during this crew's run (the reset it named). Else the limit is the student's claim (what the CLI
+   * printed, its error envelope included, a process inside the sandbox can write): it pauses this
+   * agent alone once confirmed by a crew of another issue or by the school's own probe
+   * (src/dispatch/limit-probe.ts), and is the issue's alone (`limit_unconfirmed`) when not. With
+   * `dispatch.limitProbe: false` every claim pauses its agent. An overload pauses nobody; the API's
+   * answer behind it is kept for the record.
    */
-  limitScope(agentId) {
+  async limitScope(agent, sandbox) {
     const { end } = this;
+    const agentId = agent.id;
     if (end.outcome !== "usage_limit" && end.outcome !== "overloaded") return;
     const seen = limitEvidence(this.answers, end.outcome, new Date(this.startedAt));
     if (seen) {
       end.upstream = seen.limit;
       end.reason = `${end.reason}; the API answered ${describeUpstream(seen.limit, seen.type)}${end.outcome === "usage_limit" ? ": the school pauses" : ""}`;
-    } else if (end.outcome === "usage_limit")
-      end.reason = `${end.reason}; ${this.keyProxied ? "the API did not answer with a usage limit (its key proxy saw none)" : "the API's answers are not seen for this agent (no key proxy)"}: agent ${agentId} alone pauses`;
+      return;
+    }
+    if (end.outcome !== "usage_limit") return;
+    const api = this.keyProxied ? "the API did not answer with a usage limit (its key proxy saw none)" : "the API's answers are not seen for this agent (no key proxy)";
+    const { spec, layout, scratch } = this.place;
+    const { dispatch } = spec.config;
+    if (!dispatch.limitProbe || this.stopped) {
+      end.reason = `${end.reason}; ${api}: agent ${agentId} alone pauses`;
+      return;
+    }
+    const verdict = await confirmClaim({
+      registry: readCrewState(layout).registry,
+      crew: { crewId: spec.crewId, issueNumber: this.place.crew.issueNumber, agent: agentId },
+      at: /* @__PURE__ */ new Date(),
+      windowMs: dispatch.agentPauseMaxMinutes * 6e4,
+      probe: () => probeAgent({
+        agent,
+        sandbox,
+        hostEnv: this.hostEnv,
+        allow: spec.config.sandbox.allow,
+        dir: (0,external_node_path_.join)(scratch, "limit-probe"),
+        answers: this.answers,
+        commandArgv: (c) => studentArgv(c, spec.baseDir),
+        graceMs: spec.graceMs
+      }).catch((e) => ({ limited: false, reason: `the probe could not run: ${errors_message(e)}` }))
+    });
+    if ("confirmed" in verdict) {
+      const c = verdict.confirmed;
+      end.confirmed = c.by;
+      if (c.upstream) {
+        end.upstream = c.upstream;
+        end.reason = `${end.reason}; ${c.said}: the school pauses`;
+      } else end.reason = `${end.reason}; ${api}; confirmed: ${c.said}: agent ${agentId} pauses`;
+      if (c.resetAt && !end.resetAt) end.resetAt = c.resetAt;
+      return;
+    }
+    end.outcome = "limit_unconfirmed";
+    end.reason = `${end.reason}; ${api}; not confirmed: ${verdict.unconfirmed}: the claim is this issue's alone (it goes behind the other issues), agent ${agentId} is not paused`;
   }
   /** Records why the crew was aborted; the classroom losing it is an interruption, said so. */
   async aborted(e) {
     const { end } = this;
     end.outcome = "aborted";
     end.reason = e instanceof AbortCrew ? e.message : `crew runtime error: ${errors_message(e)}`;
+    if (this.stopped) {
+      end.outcome = "cancelled";
+      end.reason = `stopped: ${this.stopped}; ${end.reason}`;
+      return;
+    }
     if (e instanceof ChangeTooLargeError) {
       end.outcome = "failed";
       end.reason = e.message;
@@ -68899,15 +73896,24 @@ async function runCrewFromSpec(specPath, context, jobStatus) {
   const dir = crewRuntimeDir(spec.runtimeDir, spec.crewId);
   (0,external_node_fs_.mkdirSync)(dir, { recursive: true });
   const logger = fileLogger((0,external_node_path_.join)(dir, "runner.log"));
+  const stop = new AbortController();
+  const onSignal = (signal) => {
+    logger.warning(`crew ${spec.crewId}: ${signal} received: ending the student, then the crew`);
+    stop.abort(`the crew runner received ${signal}`);
+  };
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
   try {
     logger.info(`crew ${spec.crewId}: runner pid ${process.pid} on daemon ${spec.daemonId}`);
-    const result = await runCrew(spec, { logger, jobStatus, context });
+    const result = await runCrew(spec, { logger, jobStatus, context, stop: stop.signal });
     logger.info(`crew ${spec.crewId}: ${result.outcome} (${result.reason})`);
     return RUNNER_EXIT.done;
   } catch (e) {
     logger.error(`crew ${spec.crewId}: ${errors_message(e)}`);
     return e instanceof ClaimRefusedError || e instanceof ClassroomUnavailableError ? RUNNER_EXIT.refused : RUNNER_EXIT.error;
   } finally {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
     await logger.close();
   }
 }
@@ -70120,7 +75126,7 @@ class ScoreLedger {
     const quarantined = names.filter((n) => n.startsWith(prefix)).sort();
     if (quarantined.length > 0) {
       throw new LedgerCorruptError(
-        `score ledger ${path} was quarantined to ${quarantined.map((n) => `${(0,external_node_path_.dirname)(path)}/${n}`).join(", ")}; grading is stopped and the ledger will not be re-seeded. Repair the quarantined copy, move it back to ${(0,external_node_path_.basename)(path)} and delete the .corrupt- file, then rerun.`
+        `score ledger ${path} was quarantined to ${quarantined.map((n) => `${(0,external_node_path_.dirname)(path)}/${n}`).join(", ")}; grading is stopped and the ledger will not be re-seeded. Run \`school checkpoint recover\`: it merges every score record of the quarantined copy that still parses back into the ledger (each applied once, by its key) and keeps the copy; then rerun. Never delete the quarantined copy: its scores would be lost.`
       );
     }
     this.healthy = id ? { dev: id.dev, ino: id.ino } : void 0;
@@ -71154,42 +76160,6 @@ class DaemonPlacer {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/curriculum/glob.js
-
-const OPTIONS = { dot: true, noextglob: true, nonegate: true, windows: false };
-const META = /[*?[{]/;
-function normalizeGlob(glob) {
-  let g = glob.trim().replace(/\\/g, "/");
-  while (g.startsWith("./")) g = g.slice(2);
-  return g.replace(/^\/+/, "").replace(/\/{2,}/g, "/").replace(/\/+$/, "");
-}
-function isBasenameGlob(normalized) {
-  return !normalized.includes("/") && META.test(normalized);
-}
-function globMatcher(glob) {
-  const g = normalizeGlob(glob);
-  if (g === "") return () => false;
-  const base = isBasenameGlob(g) ? `**/${g}` : g;
-  const match = picomatch([base, `${base}/**`], OPTIONS);
-  return (path) => match(normalizeGlob(path));
-}
-function matchesAny(path, globs) {
-  return globs.some((g) => globMatcher(g)(path));
-}
-const CANDIDATE = /[\w@./-]*[./][\w@./-]*/g;
-const PATHISH = /^(?:[\w@.-]+(?:\/[\w@.-]+)+\/?|[\w-]+\.[A-Za-z][A-Za-z0-9]{0,9})$/;
-const MAX_PATHS = 200;
-function mentionedPaths(text) {
-  const out = /* @__PURE__ */ new Set();
-  for (const m of text.matchAll(CANDIDATE)) {
-    const token = m[0].replace(/[.:]+$/, "").replace(/^\.\//, "");
-    if (token.length >= 3 && PATHISH.test(token)) out.add(token);
-    if (out.size >= MAX_PATHS) break;
-  }
-  return [...out];
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/dispatch/fences.js
 
 function literalPrefix(glob) {
@@ -71605,7 +76575,7 @@ function orderCandidates(candidates, o = {}) {
 function promote(ordered, lifted, long) {
   const band = /* @__PURE__ */ new Map();
   for (const c of ordered)
-    if (!front(c)) {
+    if (!front(c) && !c.environment && !c.limitClaim) {
       if (lifted(c)) band.set(c, 0);
       else if (long?.(c)) band.set(c, 2);
     }
@@ -71614,6 +76584,8 @@ function promote(ordered, lifted, long) {
   const bandOf = (c) => band.get(c) ?? 1;
   return [...ordered].sort((a, b) => {
     if (front(a) !== front(b)) return front(a) ? -1 : 1;
+    const env = behind(a, b);
+    if (env) return env;
     if (a.priority !== b.priority) return a.priority - b.priority;
     const ba = bandOf(a);
     if (ba !== bandOf(b)) return ba - bandOf(b);
@@ -71622,10 +76594,16 @@ function promote(ordered, lifted, long) {
   });
 }
 function front(c) {
-  return c.repair || c.revision !== void 0;
+  return c.repair && !c.environment && !c.limitClaim || c.revision !== void 0;
+}
+function behind(a, b) {
+  if (!!a.limitClaim !== !!b.limitClaim) return a.limitClaim ? 1 : -1;
+  return !!a.environment === !!b.environment ? 0 : a.environment ? 1 : -1;
 }
 function compareCandidates(a, b) {
   if (front(a) !== front(b)) return front(a) ? -1 : 1;
+  const env = behind(a, b);
+  if (env) return env;
   if (a.priority !== b.priority) return a.priority - b.priority;
   if (a.size !== b.size) return a.size - b.size;
   return a.issueNumber - b.issueNumber;
@@ -71758,14 +76736,15 @@ function sequence(standby, slots) {
     const out = [];
     while (rest.length > 0) {
       const threshold = tailGuardThreshold(work, slots.get(daemon) ?? 1);
-      let pick = rest.findIndex((a2) => a2.candidate.repair);
+      let pick = rest.findIndex((a2) => a2.candidate.repair && !a2.candidate.environment);
       if (pick < 0) {
         const priority = rest[0].candidate.priority;
         pick = 0;
         let longest = -1;
         rest.forEach((a2, i) => {
           const p = expectedMinutes(a2.candidate);
-          if (a2.candidate.priority === priority && p >= threshold && p > longest) [pick, longest] = [i, p];
+          if (a2.candidate.priority === priority && !a2.candidate.environment && p >= threshold && p > longest)
+            [pick, longest] = [i, p];
         });
       }
       const [a] = rest.splice(pick, 1);
@@ -72228,7 +77207,15 @@ function issueStatuses(i) {
     } else if (state2?.kind === "stopped")
       out.set(issue, {
         state: "stopped",
-        reason: state2.orphaned ? `the machine running its crews lost ${state2.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : state2.limitClaims ? `${state2.limitClaims} of its runs ended with a usage limit only the agent reported (the API did not say so), and each paused that agent; the school waits for a maintainer (\`school requeue\` starts over)` : state2.infra ? `${state2.infra} runs in a row failed for the school's own reasons (a program missing from the sandbox, an agent that could not start; not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
+        reason: state2.orphaned ? `the machine running its crews lost ${state2.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : state2.limitUnconfirmed ? `${state2.limitUnconfirmed} of its runs ended with a usage limit the agent claimed and nothing confirmed (limit_unconfirmed: not the API, not the school's own check of the agent); the agent was never paused; the school waits for a maintainer (\`school dead-letters requeue issue:${issue}\` starts over)` : state2.limitClaims ? `${state2.limitClaims} of its runs ended with a usage limit only the agent reported (the API did not say so), and each paused that agent; the school waits for a maintainer (\`school requeue\` starts over)` : state2.infra ? `${state2.infra} runs in a row failed for the school's own reasons (a program missing from the sandbox, an agent that could not start; not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
+      });
+    else if (c.outcome === "limit_unconfirmed")
+      out.set(issue, {
+        state: "paused",
+        ...who,
+        reason: plain(
+          `limit_unconfirmed: its crew claimed a usage limit that nothing confirmed, so this issue waits behind the others (the agent is not paused)${c.reason ? `: ${c.reason}` : ""}`
+        )
       });
     else if (c.outcome === "usage_limit" || c.outcome === "overloaded" || c.outcome === "cancelled")
       out.set(issue, { state: "paused", ...who, reason: plain(c.reason ?? c.outcome) });
@@ -72245,6 +77232,7 @@ function issueStatuses(i) {
           ...who,
           ...moved,
           ...settled ? { settled } : {},
+          ...v.proof ? { proof: plain(v.proof) } : {},
           ...d && d.crewId === c.crewId ? {
             delivery: {
               branch: d.branch,
@@ -72319,6 +77307,8 @@ function statusComment(issueNumber, s) {
     statusMarker(issueNumber),
     `**school-core status:** ${headline(s)}`,
     ..."crewId" in s ? ["", `Crew ${inlineCode(s.crewId)} (agent ${inlineCode(s.agent)}).`] : [],
+    // It names test files a student chose: quoted as prose.
+    ...s.state === "accepted" && s.proof ? ["", `Proved by: ${plainText(s.proof)}.`] : [],
     // The judges' decision quotes crew ids, agents and verdict codes: quoted as prose.
     ..."contest" in s && s.contest?.why ? ["", `Contest: ${plainText(s.contest.why)}.`] : [],
     "",
@@ -72369,6 +77359,7 @@ function hasAllLabels(issue, wanted) {
 
 
 
+
 const MAX_TEXT = 8e3;
 const LOG_TAIL = 4e3;
 const CI_START_MS = 15 * 6e4;
@@ -72382,6 +77373,17 @@ function untrustedAuthor(a, trust, bots) {
   if (trust.anyone) return void 0;
   if (trust.associations.includes(a.association)) return void 0;
   return `${a.login} is ${a.association}, not ${trust.associations.join("/")}`;
+}
+const WRITERS = /* @__PURE__ */ new Set(["admin", "maintain", "write"]);
+async function untrustedFeedback(o, a) {
+  const why = untrustedAuthor(a, o.trust, o.bots);
+  if (why || a.bot || o.trust.anyone || !o.port.role) return why;
+  try {
+    const role = await o.port.role(a.login);
+    return WRITERS.has(role) ? void 0 : `${a.login} is ${a.association} but has ${role === "none" ? "no" : role} access to the repository, not write or higher`;
+  } catch (e) {
+    return `${a.login}'s access to the repository could not be read (${errors_message(e).slice(0, 200)}): not counted`;
+  }
 }
 function schoolCommand(body) {
   const m = /^\s*\/school(?:\s+([\s\S]*))?$/.exec(body);
@@ -72453,7 +77455,7 @@ async function readPull(o, r, d, updatedAt, seenAt) {
     for (const v of reviews) {
       reviewsSeen.push(v.id);
       if (v.state !== "CHANGES_REQUESTED") continue;
-      const why = untrustedAuthor(v.author, o.trust, o.bots);
+      const why = await untrustedFeedback(o, v.author);
       const id = `review:${v.id}`;
       if (why) {
         r.ignored.push({ issue: d.issue, pr: d.pr, id, author: v.author.login, reason: why });
@@ -72495,7 +77497,7 @@ async function readComments(o, r, d, n, seenAt, knownHead) {
     const instruction = schoolCommand(c.body);
     if (instruction === void 0) continue;
     const id = `comment:${c.id}`;
-    const why = untrustedAuthor(c.author, o.trust, o.bots);
+    const why = await untrustedFeedback(o, c.author);
     if (why) r.ignored.push({ issue: d.issue, pr: d.pr, id, author: c.author.login, reason: why });
     else if (instruction === "")
       r.ignored.push({
@@ -72533,6 +77535,10 @@ async function readChecks(o, r, open) {
     if (failed.length > 0 || failedStatuses.length > 0) {
       const tails = [];
       for (const f of failed.slice(0, 3)) {
+        if (f.app !== void 0 && f.app !== "github-actions") {
+          tails.push(`${f.name}: ${f.conclusion} (a check of ${f.app}; its output is not quoted)`);
+          continue;
+        }
         const log = await o.port.jobLog(f.id);
         tails.push(`${f.name}: ${f.conclusion}${log ? `
 ${log.slice(-LOG_TAIL)}` : ""}`);
@@ -73072,106 +78078,6 @@ function finished(c, outcome, reason, now) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/dispatch/budgets.js
-
-function schoolDailyName() {
-  return "daily budget of the school (dispatch.dailyBudgetUsd)";
-}
-function agentDailyName(agent) {
-  return `daily budget of agent ${agent} (agents[].dailyBudgetUsd)`;
-}
-function spentToday(spend, now) {
-  return spend?.days?.[utcDay(now)] ?? { usd: 0, agents: {} };
-}
-function dailyBudgets(config, spend, now) {
-  const today = spentToday(spend, now);
-  const out = { agents: /* @__PURE__ */ new Map() };
-  const school = config.dispatch.dailyBudgetUsd;
-  if (school !== void 0 && !(today.usd < school))
-    out.school = `${schoolDailyName()} reached: ${amount(today.usd)} of ${limit(school)} USD spent today (UTC); nothing is placed until 00:00 UTC`;
-  for (const a of config.agents) {
-    if (a.dailyBudgetUsd === void 0) continue;
-    const spent = today.agents[a.id] ?? 0;
-    if (!(spent < a.dailyBudgetUsd))
-      out.agents.set(
-        a.id,
-        `${agentDailyName(a.id)} reached: ${amount(spent)} of ${limit(a.dailyBudgetUsd)} USD spent today (UTC); next plan after 00:00 UTC`
-      );
-  }
-  return out;
-}
-function hasDailyBudgets(config) {
-  return config.dispatch.dailyBudgetUsd !== void 0 || config.agents.some((a) => a.dailyBudgetUsd !== void 0);
-}
-function budgetStandings(config, spend, now, running = []) {
-  const out = [];
-  const crew = config.dispatch.crewBudgetUsd;
-  if (running.length === 0)
-    out.push({
-      kind: "crew",
-      name: "budget of each crew",
-      field: "dispatch.crewBudgetUsd",
-      limitUsd: crew,
-      leftUsd: crew,
-      reached: false
-    });
-  for (const crewId of running) {
-    const spent = spend?.crews?.[crewId]?.usd ?? 0;
-    out.push(standing("crew", `budget of crew ${crewId}`, "dispatch.crewBudgetUsd", crew, spent, { crewId }));
-  }
-  const today = spentToday(spend, now);
-  const school = config.dispatch.dailyBudgetUsd;
-  if (school !== void 0)
-    out.push(
-      standing("school-daily", "daily budget of the school", "dispatch.dailyBudgetUsd", school, today.usd)
-    );
-  for (const a of config.agents) {
-    if (a.dailyBudgetUsd === void 0) continue;
-    out.push(
-      standing(
-        "agent-daily",
-        `daily budget of agent ${a.id}`,
-        "agents[].dailyBudgetUsd",
-        a.dailyBudgetUsd,
-        today.agents[a.id] ?? 0,
-        {
-          agent: a.id
-        }
-      )
-    );
-  }
-  const cap = config.dispatch.spendCap;
-  if (cap !== void 0)
-    out.push(standing("school-cap", "school-wide cap", "dispatch.spendCap", cap, spend?.totalUsd ?? 0));
-  return out;
-}
-function standing(kind, name, field, limitUsd, spentUsd, extra = {}) {
-  return {
-    kind,
-    name,
-    field,
-    ...extra,
-    limitUsd,
-    spentUsd,
-    leftUsd: Math.max(0, limitUsd - spentUsd),
-    reached: !(spentUsd < limitUsd)
-  };
-}
-function budgetLine(b) {
-  const field = `(${b.field})`;
-  if (b.spentUsd === void 0) return `${b.name} ${field}: ${limit(b.limitUsd)} USD, no crew running`;
-  const when = b.kind === "school-cap" ? "spent" : b.kind === "crew" ? "spent by the crew" : "spent today (UTC)";
-  const left = b.reached ? b.kind === "crew" ? "REACHED" : b.kind === "school-cap" ? "REACHED, dispatch halted" : "REACHED until 00:00 UTC" : `${amount(b.leftUsd)} left`;
-  return `${b.name} ${field}: ${amount(b.spentUsd)} of ${limit(b.limitUsd)} USD ${when}, ${left}`;
-}
-function amount(n) {
-  return n.toFixed(2);
-}
-function limit(n) {
-  return Number.isInteger(n) ? String(n) : String(Math.round(n * 100) / 100);
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/dispatch/view.js
 
 
@@ -73324,7 +78230,9 @@ function decide(input, registry, read, now, remainingMs) {
   const pausedAgents = describeAgentPauses(split.agents);
   const sorted = sortCurriculum(
     input,
-    issueStates(registry, input.record?.verdicts, read.school.requeues),
+    issueStates(registry, input.record?.verdicts, read.school.requeues, {
+      maxUnconfirmedLimitClaims: config.dispatch.maxUnconfirmedLimitClaims
+    }),
     registry
   );
   const records = recordBook(input, registry, read.spendRows);
@@ -73402,6 +78310,12 @@ function sortCurriculum(input, states, registry) {
         code: "stopped-after-orphanings",
         reason: `its classroom lost ${state.orphaned} crews in a row (the last ${state.crewIds.join(", ")}): Orca crashed or restarted under them; none counted as an attempt. Fix the daemon, then \`school requeue ${item.number}\``
       });
+    } else if (state.kind === "stopped" && state.limitUnconfirmed) {
+      refused.push({
+        issue: item.number,
+        code: "stopped-after-unconfirmed-limit-claims",
+        reason: `${state.limitUnconfirmed} of its crews (the last ${state.crewIds.join(", ")}) claimed a usage limit that nothing confirmed (limit_unconfirmed: not the API, not the school's probe of the agent, not another issue's crew); its text may be asking the model to claim one. Look at the issue, then \`school dead-letters requeue issue:${item.number}\` (or \`school requeue ${item.number}\`)`
+      });
     } else if (state.kind === "stopped" && state.limitClaims) {
       refused.push({
         issue: item.number,
@@ -73432,7 +78346,14 @@ function sortCurriculum(input, states, registry) {
     } else {
       const untrusted = untrustedReason(item, config.curriculum.trust);
       if (untrusted) refused.push({ issue: item.number, code: "untrusted-author", reason: untrusted });
-      else candidates.push(toCandidate(item, state.kind === "repair", config));
+      else
+        candidates.push({
+          ...toCandidate(item, state.kind === "repair", config),
+          // Its last run failed on the machine, not the agent: it waits behind the others (./order.ts).
+          ...(state.kind === "repair" || state.kind === "ready") && state.environment ? { environment: true } : {},
+          // Its last crew's limit claim went unconfirmed: the issue's, so it waits behind the others.
+          ...(state.kind === "repair" || state.kind === "ready") && state.limitClaim ? { limitClaim: true } : {}
+        });
     }
   }
   return { candidates, refused, warnings };
@@ -73615,7 +78536,7 @@ function quarantined(layout) {
   const watched = [STATE_FILES.crews, STATE_FILES.school, STATE_FILES.spend];
   const found = names.filter((n) => watched.some((w) => n.startsWith(`${w}.corrupt-`))).sort();
   if (found.length === 0) return void 0;
-  return `quarantined state ${found.join(", ")} in ${layout.root}: repair it and move it back, or remove the quarantined copy, to resume dispatch`;
+  return `quarantined state ${found.join(", ")} in ${layout.root}: run \`school checkpoint recover\` to merge what still parses back and resume dispatch (never delete the quarantined copy: delivered issues would be planned again)`;
 }
 function report(result, logger) {
   if (result.loud) logger.error(result.loud);
@@ -73859,7 +78780,9 @@ async function driver_settle_settle(o, a, code, result, progress) {
       slot: c.slot,
       phase: "finished",
       elapsedMs,
-      outcome: c.outcome
+      outcome: c.outcome,
+      // Why a crew did not succeed, for the person watching: the school's own reason (never a student's words).
+      ...c.outcome !== "succeeded" && c.reason ? { detail: c.reason } : {}
     });
     return;
   }
@@ -73883,9 +78806,11 @@ async function driver_settle_settle(o, a, code, result, progress) {
     progress
   );
 }
+const INFRA_STOP = "this runner could not run crew";
 function refillStop(layout, crewId) {
   const c = readCrewState(layout).registry.crews[crewId];
   if (!c) return `crew ${crewId} left no record`;
+  if (c.infra) return `${INFRA_STOP} ${crewId} (issue #${c.issueNumber}): ${c.reason ?? c.outcome}`;
   const counted = c.outcome === "succeeded" || FAILURE_OUTCOMES.includes(c.outcome) && c.outcome !== "lost";
   if (counted && !c.preVerify && !c.orphaned) return void 0;
   const where = c.preVerify ? " at the pre-verify of its slot" : c.orphaned ? ", orphaned by its classroom" : "";
@@ -73935,6 +78860,7 @@ async function markLost(o, crewId, issueNumber, why, result, progress) {
 
 
 const SKIP_DEADLINE = "soft deadline: the time left in this job cannot fit a crew";
+const SKIP_HALTED = "not launched: the driver was told to stop";
 class SlotDriver {
   constructor(o, setup) {
     this.o = o;
@@ -74086,7 +79012,8 @@ class SlotDriver {
   async launchWhileFree() {
     while (this.active.size < this.limit && this.toLaunch.length && !this.result.paused) {
       if (this.outOfTime()) {
-        this.skipAll(SKIP_DEADLINE, "soft deadline");
+        const halted = this.o.launch.halt?.aborted;
+        this.skipAll(halted ? SKIP_HALTED : SKIP_DEADLINE, halted ? "stopping" : "soft deadline");
         return;
       }
       const next = this.toLaunch[0];
@@ -74209,6 +79136,7 @@ class SlotDriver {
     const stop = refillStop(o.layout, a.crewId);
     if (stop && !this.result.refillStopped) {
       this.result.refillStopped = stop;
+      if (stop.startsWith(INFRA_STOP)) this.result.infraStopped = stop;
       o.logger.warning(`daemon ${o.daemon}: refill stopped for this run: ${stop}`);
     }
     this.refillOpen = o.office?.refill !== void 0 && !this.result.refillStopped;
@@ -74249,8 +79177,9 @@ class SlotDriver {
     }
     return void 0;
   }
-  /** N3.3: the remaining job time cannot fit a crew timeout plus the grading reserve. */
+  /** N3.3: the remaining job time cannot fit a crew timeout plus the grading reserve (or it stops). */
   outOfTime() {
+    if (this.o.launch.halt?.aborted) return true;
     const remainingMs = this.o.clock?.remainingMs;
     return remainingMs !== void 0 && remainingMs() < this.reserveMs;
   }
@@ -74604,7 +79533,89 @@ function visibility_isFile(p) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/doctor/python.js
+
+
+
+
+const PYTHON = /^python(\d+(\.\d+)?)?$/;
+const PYTEST = /^(pytest|py\.test)$/;
+function pythonUses(config) {
+  const out = [];
+  const commands = [
+    ["dispatch.verify", config.dispatch.verify],
+    ["dispatch.install", config.dispatch.install?.command],
+    ["grading.sealedTests", config.grading.sealedTests]
+  ];
+  for (const [label, argv] of commands) {
+    const program = argv?.[0];
+    if (!program) continue;
+    const name = (0,external_node_path_.basename)(program);
+    const m = argv.indexOf("-m");
+    if (PYTHON.test(name))
+      out.push({ label, program, kind: "python", pytest: m > 0 && PYTEST.test(argv[m + 1] ?? "") });
+    else if (PYTEST.test(name)) out.push({ label, program, kind: "pytest", pytest: true });
+  }
+  return out;
+}
+const SNIPPET = [
+  "import os, sys",
+  "print(os.path.realpath(sys.executable), sys.version.split()[0])",
+  'if sys.argv[1] == "pytest":',
+  "    try:",
+  "        import pytest",
+  '        print("pytest", pytest.__version__, os.path.dirname(os.path.realpath(pytest.__file__)))',
+  "    except Exception as e:",
+  '        print("pytest not importable:", type(e).__name__)'
+].join("\n");
+const PYTEST_ARGS = ["--version", "--version"];
+async function checkPython(config, p) {
+  const out = [];
+  for (const u of pythonUses(config)) {
+    const check = `python:${u.label}`;
+    const env = childEnv({ from: p.env });
+    const named = u.program.includes("/") && !(0,external_node_path_.isAbsolute)(u.program) ? (0,external_node_path_.resolve)(p.work, u.program) : u.program;
+    const found = which_which(named, env.PATH ?? "");
+    if (!found) {
+      if (named !== u.program) continue;
+      out.push({
+        check,
+        status: "blocker",
+        detail: `${u.label}: \`${u.program}\` is not on PATH of this machine`,
+        fix: `install ${u.program}, or name it by its absolute path in ${u.label}`
+      });
+      continue;
+    }
+    const argv = u.kind === "python" ? [found, "-c", SNIPPET, u.pytest ? "pytest" : "-"] : [found, ...PYTEST_ARGS];
+    const outer = lines(await runProcess(argv, { cwd: p.work, env, timeoutMs: 3e4 }));
+    const inner = lines(await p.inside(u.program, env, argv));
+    const what = u.kind === "python" ? `\`${u.program}\`${u.pytest ? " and its pytest" : ""}` : `\`${u.program}\``;
+    if (inner === outer)
+      out.push({
+        check,
+        status: "ok",
+        detail: `${u.label}: ${what} inside the sandbox as outside: ${outer}`
+      });
+    else
+      out.push({
+        check,
+        status: "blocker",
+        detail: `${u.label}: ${what} differ: inside ${inner}; outside ${outer}`,
+        fix: `put the interpreter the crews need first on the runner's PATH (its version directory, e.g. $(pyenv prefix)/bin, or a project's virtualenv made by dispatch.install), or name it by its absolute path in ${u.label}`
+      });
+  }
+  return out;
+}
+function lines(r) {
+  const text = `${r.stdout.toString("utf8")}${r.stderr.toString("utf8")}`.trim().split("\n").map((l) => l.trim()).filter(Boolean).slice(0, 3).join(" | ");
+  if (r.spawnError) return `could not start (${r.spawnError})`;
+  if (r.timedOut) return "no answer within 30 s";
+  return r.exitCode === 0 ? text : `exit ${r.exitCode}: ${text}`.slice(0, 300);
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/doctor/parity.js
+
 
 
 
@@ -74722,6 +79733,7 @@ async function checkParity(config, o) {
     const out = [];
     for (const s of paritySubjects(config)) out.push(await probe(s, ctx));
     out.push(...await checkPassEnvPaths(config, ctx));
+    out.push(...await checkPython(config, ctx));
     return out;
   } finally {
     await sandbox.close();
@@ -75136,7 +80148,7 @@ function progressLine(daemon, p) {
   const where = `[${daemon}${p.slot !== void 0 ? ` slot ${p.slot}` : ""}]`;
   const issue = p.issueNumber !== void 0 ? ` #${p.issueNumber}` : "";
   const secs = p.elapsedMs > 0 ? ` ${Math.round(p.elapsedMs / 1e3)}s` : "";
-  const tail = p.outcome ? ` ${p.outcome}` : p.detail ? ` (${p.detail})` : "";
+  const tail = p.outcome ? ` ${p.outcome}${p.detail ? `: ${p.detail.slice(0, 300)}` : ""}` : p.detail ? ` (${p.detail})` : "";
   return `${where} ${p.crewId}${issue} ${p.phase}${secs}${tail}`;
 }
 
@@ -75257,8 +80269,15 @@ const toCheckRun = (c) => ({
   id: Number(c.id),
   name: str(c.name),
   status: str(c.status),
-  conclusion: typeof c.conclusion === "string" ? c.conclusion : null
+  conclusion: typeof c.conclusion === "string" ? c.conclusion : null,
+  ...typeof c.app?.slug === "string" ? { app: c.app.slug } : {}
 });
+const feedback_port_ROLES = ["admin", "maintain", "write", "triage", "read", "none"];
+function toRole(d) {
+  const named = feedback_port_ROLES.find((r) => r === d.role_name);
+  if (named) return named;
+  return feedback_port_ROLES.find((r) => r === d.permission) ?? "none";
+}
 const STATUS_STATES = ["error", "failure", "pending", "success"];
 const toStatus = (c) => ({
   context: str(c.context),
@@ -75300,6 +80319,7 @@ class Requests {
 }
 function octokitFeedback(client, repository) {
   const api = new Requests(client, parseRepository(repository));
+  const roles = /* @__PURE__ */ new Map();
   const PULL = "GET /repos/{owner}/{repo}/pulls/{pull_number}";
   const COMMIT = "GET /repos/{owner}/{repo}/commits/{ref}";
   return {
@@ -75327,6 +80347,19 @@ function octokitFeedback(client, repository) {
     ),
     // The combined status lists the latest status of each context (100 per page at most).
     statuses: async (sha) => listIn(await api.one(`${COMMIT}/status`, { ref: sha, per_page: 100 }), "statuses").map(toStatus),
+    role(login) {
+      const key = login.toLowerCase();
+      let known = roles.get(key);
+      if (!known) {
+        known = api.one("GET /repos/{owner}/{repo}/collaborators/{username}/permission", { username: login }).then(toRole, (e) => {
+          if (e.status === 404) return "none";
+          roles.delete(key);
+          throw e;
+        });
+        roles.set(key, known);
+      }
+      return known;
+    },
     async jobLog(jobId) {
       try {
         return logText(
@@ -75397,7 +80430,8 @@ async function refreshStatuses(o) {
       verdicts.set(j.job.crewId, {
         accepted: j.verdict.accepted,
         code: j.verdict.code,
-        ...reason ? { reason } : {}
+        ...reason ? { reason } : {},
+        ...j.verdict.proof ? { proof: j.verdict.proof } : {}
       });
     }
     const { runUrl, repoUrl } = o;
@@ -75960,7 +80994,7 @@ function costCells(r) {
     String(r.crews),
     String(r.accepted),
     String(r.merged),
-    format_usd(r.spendUsd),
+    r.meteredUsd ? `${format_usd(r.spendUsd)} (${format_usd(r.meteredUsd)} metered)` : format_usd(r.spendUsd),
     costPer(r.costPerAcceptedUsd),
     costPer(r.costPerMergedUsd),
     trendText(r.trend)
@@ -76185,6 +81219,62 @@ ${leaderboardMarkdown(view)}`,
 function actionSummaryMarkdown(action, view, reportName) {
   const sections = ACTION_SECTIONS[action] ?? ACTION_SECTIONS["checkpoint-state"];
   return boardMarkdown(view, { sections, ...reportName ? { reportName } : {} });
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/board/alerts.js
+
+
+const SCHOOL_ALERT_KINDS = ["base-red", "environment-failed", "program-not-found"];
+const ALERTS_SHOWN = 5;
+const TAIL_BYTES = 1024 * 1024;
+function alerts_tail(path) {
+  const size = (0,external_node_fs_.statSync)(path).size;
+  const start = Math.max(0, size - TAIL_BYTES);
+  const fd = (0,external_node_fs_.openSync)(path, "r");
+  try {
+    const buf = Buffer.alloc(size - start);
+    (0,external_node_fs_.readSync)(fd, buf, 0, buf.length, start);
+    const text = buf.toString("utf8");
+    return start > 0 ? text.slice(text.indexOf("\n") + 1) : text;
+  } finally {
+    (0,external_node_fs_.closeSync)(fd);
+  }
+}
+function schoolAlerts(layout) {
+  try {
+    const path = layout.file("audit");
+    if (!(0,external_node_fs_.existsSync)(path)) return [];
+    const seen = /* @__PURE__ */ new Set();
+    const out = [];
+    const lines = alerts_tail(path).split("\n").reverse();
+    for (const line of lines) {
+      if (!line.includes('"crew.alert"')) continue;
+      let r;
+      try {
+        r = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const kind = String(r.kind ?? "");
+      if (r.type !== "crew.alert" || !SCHOOL_ALERT_KINDS.includes(kind)) continue;
+      const detail = redact_redactText(String(r.detail ?? "")).slice(0, 1e3);
+      const key = `${kind}\0${detail}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({
+        at: String(r.at ?? ""),
+        kind,
+        ...typeof r.crewId === "string" ? { crewId: r.crewId } : {},
+        ...typeof r.issueNumber === "number" ? { issue: r.issueNumber } : {},
+        detail
+      });
+      if (out.length >= ALERTS_SHOWN) break;
+    }
+    return out;
+  } catch {
+    return [];
+  }
 }
 
 
@@ -76457,7 +81547,7 @@ class SourceReader {
       this.problems.push({
         file: name.slice(0, at),
         quarantinedTo: `${this.layout.root}/${name}`,
-        message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is repaired. Inspect it, restore the good records, then remove the quarantined copy`
+        message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is recovered: run \`school checkpoint recover\` (never delete the quarantined copy)`
       });
     }
   }
@@ -76587,7 +81677,7 @@ const grading = {
         jobs[key] = j;
         continue;
       }
-      const { accepted, decidedBy, code: code2, reasons } = j.verdict;
+      const { accepted, decidedBy, code: code2, reasons, proof } = j.verdict;
       jobs[key] = {
         job: {
           crewId: j.job.crewId,
@@ -76598,7 +81688,7 @@ const grading = {
         },
         status: j.status,
         attempts: j.attempts,
-        verdict: { accepted, decidedBy, code: code2, reasons },
+        verdict: { accepted, decidedBy, code: code2, reasons, ...proof ? { proof } : {} },
         enqueuedAt: j.enqueuedAt,
         updatedAt: j.updatedAt,
         ...j.lastError !== void 0 ? { lastError: j.lastError } : {}
@@ -76882,10 +81972,17 @@ function costTable(i) {
   const all = book(crews);
   const recent = book(within(0, TREND_DAYS));
   const before = book(within(TREND_DAYS, 2 * TREND_DAYS));
+  const metered = /* @__PURE__ */ new Map();
+  for (const c of crews) {
+    const m = i.spend?.crews?.[c.crewId]?.meteredUsd;
+    const k = `${c.agent}\0${c.choice.domain}`;
+    if (m) metered.set(k, (metered.get(k) ?? 0) + m);
+  }
   const rows = all.list("domain").filter((r) => r.crews > 0).map((r) => ({
     agent: r.agent,
     domain: r.domain,
     ...costs_window(r),
+    ...meteredPart(metered.get(`${r.agent}\0${r.domain}`)),
     trend: {
       recent: costs_window(recent.of(r.agent, r.domain)),
       before: costs_window(before.of(r.agent, r.domain))
@@ -76923,17 +82020,18 @@ function costs_window(r) {
   const crews = r?.crews ?? 0;
   const accepted = r?.accepted ?? 0;
   const merged = r?.merged ?? 0;
-  const spendUsd = round(r?.spendUsd ?? 0);
+  const spendUsd = costs_round(r?.spendUsd ?? 0);
   return {
     crews,
     accepted,
     merged,
     spendUsd,
-    ...accepted > 0 ? { costPerAcceptedUsd: round(spendUsd / accepted) } : {},
-    ...merged > 0 ? { costPerMergedUsd: round(spendUsd / merged) } : {}
+    ...accepted > 0 ? { costPerAcceptedUsd: costs_round(spendUsd / accepted) } : {},
+    ...merged > 0 ? { costPerMergedUsd: costs_round(spendUsd / merged) } : {}
   };
 }
-const round = (n) => Math.round(n * 1e4) / 1e4;
+const costs_round = (n) => Math.round(n * 1e4) / 1e4;
+const meteredPart = (usd) => usd ? { meteredUsd: costs_round(usd) } : {};
 const finite = (n) => typeof n === "number" && Number.isFinite(n) ? n : 0;
 
 
@@ -76948,6 +82046,7 @@ const finite = (n) => typeof n === "number" && Number.isFinite(n) ? n : 0;
 const STOP_REASON = "repair-stopped-after-two-failures";
 const ORPHAN_STOP_REASON = "stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student's failures; `school requeue` once the daemon is fixed";
 const LIMIT_CLAIMS_STOP_REASON = "limit-claims-stopped: its crews kept ending with a usage limit only the agent reported, not the API; each paused its agent; `school requeue` once the issue is looked at";
+const LIMIT_UNCONFIRMED_STOP_REASON = "stopped-after-unconfirmed-limit-claims: its crews kept claiming a usage limit nothing confirmed (limit_unconfirmed); the agent was never paused; `school dead-letters requeue issue:N` once the issue is looked at";
 const TITLE_MAX = 200;
 function cleanText(text, max = TITLE_MAX) {
   const ascii = PRINTABLE_ASCII.test(text);
@@ -77100,12 +82199,19 @@ function placeCrew(place, clean, item, at) {
       "stopped",
       item,
       crew.finishedAt,
-      () => state.orphaned ? ORPHAN_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON
+      () => state.orphaned ? ORPHAN_STOP_REASON : state.limitUnconfirmed ? LIMIT_UNCONFIRMED_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON
     );
   } else if (state.kind === "done") {
     const done = byCrew.get(state.crewId);
     if (done) placeJob(place, clean, item, done);
     else place("grading", item, crew.finishedAt, () => "awaiting enqueue");
+  } else if (crew.outcome === "limit_unconfirmed") {
+    place(
+      "ready",
+      item,
+      crew.finishedAt,
+      () => clean(`limit_unconfirmed (waits behind the other issues): ${crew.reason || ""}`)
+    );
   } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
     place("paused", item, crew.finishedAt, () => clean(crew.reason || crew.outcome));
   } else if (job?.verdict && !job.verdict.accepted) {
@@ -77122,7 +82228,8 @@ function placeCrew(place, clean, item, at) {
 function verdictReason(job) {
   const v = job.verdict;
   if (!v) return "";
-  return `${v.decidedBy}: ${v.code}${v.reasons.length ? ` \u2014 ${v.reasons.join("; ")}` : ""}`;
+  const proof = v.accepted && v.proof ? ` \u2014 proved by: ${v.proof}` : "";
+  return `${v.decidedBy}: ${v.code}${proof}${v.reasons.length ? ` \u2014 ${v.reasons.join("; ")}` : ""}`;
 }
 function placeJob(place, clean, item, job) {
   item.crewId = job.job.crewId;
@@ -77174,8 +82281,11 @@ function humanScore(ledger, agent) {
 
 
 
+
 function buildView(layout, config, now = /* @__PURE__ */ new Date(), options = {}) {
-  return viewOf(loadBoardSources(layout), layout.root, config, now, options);
+  const view = viewOf(loadBoardSources(layout), layout.root, config, now, options);
+  const alerts = schoolAlerts(layout);
+  return alerts.length ? { ...view, alerts } : view;
 }
 function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), options = {}) {
   const abridged = options.itemsPerLane;
@@ -77697,9 +82807,15 @@ function dispatchOutputs(r) {
         ),
         // Every configured daemon's id, work or not: the roster job beats each one.
         fleet: JSON.stringify(r.plan.fleet.map((d) => d.id)),
-        // The daemons whose jobs run on a GitHub-hosted runner, with its label (daemon-matrix.mjs routes them).
+        // Where each daemon's jobs run, when school.yml says (daemon-matrix.mjs routes them): a
+        // GitHub-hosted label (fleet.daemons[].hosted), or the self-hosted runner's labels
+        // (fleet.daemons[].labels); a daemon with neither runs on [self-hosted, <prefix>-<id>].
         runners: JSON.stringify(
-          Object.fromEntries(r.plan.fleet.filter((d) => d.hosted).map((d) => [d.id, d.hosted]))
+          Object.fromEntries(
+            r.plan.fleet.flatMap(
+              (d) => d.hosted ? [[d.id, d.hosted]] : d.labels.length ? [[d.id, d.labels]] : []
+            )
+          )
         ),
         admitted: String(r.plan.assignments.length),
         refused: String(r.plan.refused.length),

@@ -50568,7 +50568,7 @@ class errors_ConfigError extends SchoolError {
 class errors_CorruptStateError extends SchoolError {
   constructor(file, quarantinedTo, line, detail) {
     super(
-      `state file ${file} is corrupt at line ${line} (${detail}); ` + (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : "") + "Refusing to continue on partial state: inspect the quarantined copy, repair or remove it, then rerun."
+      `state file ${file} is corrupt at line ${line} (${detail}); ` + (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : "") + "Refusing to continue on partial state. To recover, run `school checkpoint recover` in this state directory (it merges every record of the quarantined copy that still parses back into the log, drops only the broken lines and keeps the copy); never delete the quarantined copy: without its records, delivered issues would be planned again and their branches moved."
     );
     this.file = file;
     this.quarantinedTo = quarantinedTo;
@@ -50842,25 +50842,29 @@ function isSensitiveKey(key) {
   return known;
 }
 const sensitiveKeys = /* @__PURE__ */ new Map();
-const TOKEN_PATTERNS = [
+const TOKEN_FORMATS = [
   // PEM private keys, terminated or torn.
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  {
+    kind: "a PEM private key",
+    pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g
+  },
   // GitHub tokens.
-  /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
+  { kind: "a GitHub token", pattern: /\bgithub_pat_[A-Za-z0-9_]{20,255}/g },
+  { kind: "a GitHub token", pattern: /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g },
   // Anthropic and OpenAI keys.
-  /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
-  /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
+  { kind: "an Anthropic API key", pattern: /\bsk-ant-[A-Za-z0-9_-]{16,}/g },
+  { kind: "an OpenAI API key", pattern: /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g },
   // AWS access key ids.
-  /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
+  { kind: "an AWS access key id", pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g },
   // Slack tokens and webhooks.
-  /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
-  /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
+  { kind: "a Slack token", pattern: /\bxox[abposre]-[A-Za-z0-9-]{8,}/g },
+  { kind: "a Slack webhook", pattern: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g },
   // JSON Web Tokens.
-  /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+  { kind: "a JSON Web Token", pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g },
   // Google API keys.
-  /\bAIza[0-9A-Za-z_-]{35}\b/g
+  { kind: "a Google API key", pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g }
 ];
+const TOKEN_PATTERNS = TOKEN_FORMATS.map((f) => f.pattern);
 const CONTEXT_PATTERNS = [
   [/\b(authorization\s*[:=]\s*(?:bearer|token|basic)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
   [/\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, `$1${REDACTED}`],
@@ -50873,6 +50877,10 @@ const CONTEXT_PATTERNS = [
 const knownSecrets = /* @__PURE__ */ new Set();
 function registerSecret(value) {
   if (value && value.length >= 6) knownSecrets.add(value);
+}
+function redact_holdsRegisteredSecret(text, counts = () => true) {
+  for (const secret of knownSecrets) if (text.includes(secret) && counts(secret)) return true;
+  return false;
 }
 const LOWER_LITERALS = /private key|github_pat_|gh[pousr]_|sk-|xox|hooks\.slack\.com|authorization|bearer|token|secret|passw|api[_-]?key|access[_-]?key|private[_-]?key|:\/\//;
 const EXACT_LITERALS = /eyJ|AIza|A(?:KI|SI|GP|ID|RO|NP)A/;
@@ -60763,7 +60771,14 @@ const daemonSchema = strictObject({
   ).describe(
     "Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters."
   ),
-  labels: array(schemas_string().min(1)).default([]).describe("Runner labels besides self-hosted."),
+  labels: array(
+    schemas_string().regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+      "a runner label is letters, digits, dots, dashes and underscores (what runs-on takes), e.g. gpu or school-gpu"
+    )
+  ).max(10).default([]).describe(
+    "The self-hosted runner labels besides self-hosted this daemon's crew and roster jobs run on; empty: [self-hosted, <runner-label-prefix>-<id>] (school-<id>)."
+  ),
   hosted: schemas_string().regex(
     /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
     "a GitHub-hosted runner label, e.g. ubuntu-latest or ubuntu-24.04"
@@ -60899,7 +60914,21 @@ const sandboxLimitsSchema = strictObject({
   ),
   tmpfsMiB: schemas_number().int().min(1).default(512).describe("Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only."),
   diskMiB: schemas_number().int().min(1).default(8192).describe(
-    "What a running crew may write to the host disk: its worktree, HOME and /tmp together, measured every few seconds; beyond it its processes are killed and it fails."
+    "What a crew may write: no file grows past it (RLIMIT_FSIZE) and /tmp is a tmpfs of this size, both bounded when written; its worktree and HOME together are measured every few seconds. A refused write it reports, or a sum beyond it, fails the crew."
+  )
+}).prefault({});
+const keyProxyMeterSchema = strictObject({
+  prices: record(
+    schemas_string().regex(
+      /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,119}$/,
+      "a model name or the start of one, e.g. claude-sonnet-4-5 or gpt-5.1-codex"
+    ),
+    pricingSchema
+  ).default({}).describe(
+    "USD per million tokens per model (a name, or the start of names: claude-sonnet-4-5 covers claude-sonnet-4-5-20250929), over the built-in list prices (docs/security.md). A model no entry names is priced at its provider's most expensive rate, with an alert."
+  ),
+  requestsPerMinute: schemas_number().int({ message: "sandbox.keyProxy.requestsPerMinute: a whole number of requests, e.g. 120" }).min(1, { message: "sandbox.keyProxy.requestsPerMinute: at least 1" }).max(1e5).default(120).describe(
+    "Requests one crew may send through its key proxy in any minute; past it the proxy answers 429 with retry-after, without asking the API."
   )
 }).prefault({});
 const sandboxSchema = strictObject({
@@ -60918,20 +60947,33 @@ const sandboxSchema = strictObject({
   bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path)."),
   limits: sandboxLimitsSchema.describe(
     "Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB, diskMiB (docs/security.md)."
+  ),
+  keyProxy: keyProxyMeterSchema.describe(
+    "The key proxy's meter: the prices it counts each answer's usage with, and a crew's request rate (docs/security.md)."
   )
 }).prefault({});
 const SEALED_RESULT_FORMATS = ["node-test", "junit"];
 const sealedResultsSchema = strictObject({
   format: schemas_enum(SEALED_RESULT_FORMATS).describe(
-    "node-test: sealedTests is `node --test \u2026` and the judge adds node's JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
+    "node-test: sealedTests is `node --test \u2026` and the judge adds its guard and its own JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
   ),
   file: schemas_string().min(1).optional().describe(
     "junit only: the report the command writes, relative to the checkout, for a runner that cannot take {results} in argv. A patch touching it is tampering."
   ),
   expect: array(schemas_string().min(1)).min(1).optional().describe(
-    "Tests that must each be reported as passed (name, `suite > name` or `classname.name`). Default: every test the suite reports on the base commit."
+    "Tests that must each be reported as passed (full id such as tests/test_a.py::test_x or test/a.test.js > suite > name; or name, `suite > name`, `classname.name`). Default: every test the suite reports on the base commit."
   )
 }).describe("Named results: the sealed judge passes on the test report, so an early exit fails.");
+const verifyResultsSchema = strictObject({
+  format: schemas_enum(SEALED_RESULT_FORMATS).describe(
+    "node-test: dispatch.verify is `node --test \u2026` and the school adds node's JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
+  ),
+  file: schemas_string().min(1).optional().describe(
+    "junit only: the report the command writes, relative to the checkout, for a runner that cannot take {results} in argv."
+  )
+}).describe(
+  "Named results of dispatch.verify: a crew is graded on the difference from the unchanged base (tests failing there that now pass, tests passing there that must still pass), never blamed for tests already failing at the base."
+);
 const MAX_DAEMONS = 256;
 const DEFAULT_HEARTBEAT_TTL_SECONDS = 900;
 const schema_configSchema = strictObject({
@@ -60995,13 +61037,19 @@ const schema_configSchema = strictObject({
     agentPauseMaxMinutes: schemas_number().int().min(1).max(10080).default(60).describe(
       "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. Only the API's own answer, seen by the key proxy, pauses the school."
     ),
+    limitProbe: schemas_boolean().default(true).describe(
+      "Confirm a usage limit only the student claimed before it pauses the agent: the school runs the agent once itself (a trivial prompt in an empty directory, no issue text) and pauses the agent only when that answers with the limit too, or when crews of two different issues reported it within agentPauseMaxMinutes. Unconfirmed, the claim is the issue's (limit_unconfirmed): it goes to the back of the queue. false: today's behaviour before probes (every claim pauses its agent)."
+    ),
+    maxUnconfirmedLimitClaims: schemas_number().int().min(1).max(100).default(3).describe(
+      "Unconfirmed limit claims (limit_unconfirmed) of one issue after which it stops (stopped-after-unconfirmed-limit-claims) until `school requeue` or `school dead-letters requeue issue:N`."
+    ),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
     repairInJob: schemas_boolean().default(true).describe(
       "An Actions crew job plans and starts the repair of its own failed crew at once, instead of leaving it to a later run."
     ),
     verify: argv.optional().describe(
-      "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch."
+      "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch (the base's tests put back over it), writable for the run and thrown away after, and judged against the unchanged base (docs/grading.md)."
     ),
     install: strictObject({
       command: argv.describe("Installs the dependencies in a checkout of the base, e.g. [npm, ci]."),
@@ -61010,6 +61058,7 @@ const schema_configSchema = strictObject({
     }).optional().describe(
       "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
     ),
+    verifyResults: verifyResultsSchema.optional(),
     order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
       'smallest-first: repairs, priority, smallest size. tail-guard (default): repairs and priority first; within a priority, issues predicted long enough to stretch the makespan, then the quicker 55 % of the curriculum smallest first, then the rest longest first (docs/dispatch.md "Ordering").'
     ),
@@ -61057,9 +61106,29 @@ const schema_configSchema = strictObject({
     sealedTests: argv.optional().describe(
       "Hidden test command run on the crew patch at its base; {sealed} names the copy of sealedDir."
     ),
-    sealedDir: schemas_string().optional().describe("Directory outside the repository holding the sealed suite (copied for each run)."),
+    sealedDir: schemas_string().optional().describe(
+      "Directory outside the repository holding the sealed suite (laid into, or copied beside, a fresh checkout for each run)."
+    ),
     sealedProtect: array(schemas_string().min(1)).default([]).describe("Path globs a patch may not touch (e.g. package.json); touching one is tampering."),
     sealedResults: sealedResultsSchema.optional(),
+    sealedLayout: schemas_enum(["beside", "into"]).optional().describe(
+      "Where the sealed suite goes: into (its files laid into the checkout at their paths, with the installed dependencies) or beside (a copy next to it, named by {sealed}). Default: beside when sealedTests names {sealed}, else into."
+    ),
+    testPatterns: array(schemas_string().min(1)).default([]).describe(
+      "Path globs of test files beyond the built-in ones (docs/grading.md, test surface): a patch may add such files, not change the base's."
+    ),
+    testDefinitions: array(schemas_string().min(1)).default([]).describe(
+      "Path globs of files that define how tests run beyond the built-in ones (package.json scripts, runner configs, CI): any change to one is refused tests_changed."
+    ),
+    allowTestChanges: schemas_boolean().default(false).describe(
+      "true: a patch may change the base's tests and test definitions; the change is flagged for the reviewer and on the board instead of refused tests_changed."
+    ),
+    allowProtected: array(schemas_string().min(1)).default([]).describe(
+      "Path globs of protected paths (.github/**, school.yml, .gitattributes, package-manager and CI configs) a patch may change; anything else there is refused protected_path, in grading and at delivery."
+    ),
+    evidence: schemas_enum(["required", "optional"]).default("required").describe(
+      "required: a coding issue's accepted change must show its fix (a test it adds that fails at the base, tests failing at the base that now pass, or sealed tests that pass), else it is rejected no_evidence; docs and chore issues (a label or a curriculum rule's domain docs, documentation or chore) and non-coding roles are exempt. optional: no evidence is asked."
+    ),
     reviewer: reviewerSchema.optional().describe(
       "Judge 2: a command (argv) printing a JSON verdict, or {kind: claude-code | codex, ...}; default: built-in rubric."
     ),
@@ -61103,6 +61172,22 @@ const schema_configSchema = strictObject({
     c.grading,
     (path, message) => ctx.addIssue({ code: "custom", path: ["grading", ...path], message })
   );
+  if (c.grading.sealedLayout === "into" && c.grading.sealedTests?.some((a) => a.includes("{sealed}")))
+    ctx.addIssue({
+      code: "custom",
+      path: ["grading", "sealedTests"],
+      message: "names {sealed}, but grading.sealedLayout is into: the suite's files are laid into the checkout at their own paths; name them relative to it (e.g. tests/test_fix.py), or set sealedLayout: beside"
+    });
+  if (c.dispatch.verifyResults)
+    resultsIssues(
+      {
+        command: c.dispatch.verify,
+        results: c.dispatch.verifyResults,
+        name: "verify",
+        field: "verifyResults"
+      },
+      (path, message) => ctx.addIssue({ code: "custom", path: ["dispatch", ...path], message })
+    );
   const dir = c.grading.sealedDir;
   if (dir === void 0) return;
   const rel = (0,external_node_path_.relative)((0,external_node_path_.resolve)(c.repoPath), (0,external_node_path_.resolve)(dir));
@@ -61169,9 +61254,56 @@ function sealedResultsIssues(g, issue) {
   if (r.file !== void 0 && ((0,external_node_path_.isAbsolute)(r.file) || r.file.split(/[\\/]/).includes("..")))
     issue(["sealedResults", "file"], "is a path inside the checkout, relative to it (no leading /, no ..)");
 }
+function resultsIssues(o, issue) {
+  const { command: argv2, results: r, name, field } = o;
+  if (!argv2) {
+    issue([field], `needs dispatch.${name}, the command whose test report it reads`);
+    return;
+  }
+  if (r.format === "node-test") {
+    if (!argv2.includes("--test"))
+      issue(
+        [name],
+        `with ${field}.format node-test the command is node's test runner: an argv holding --test, e.g. [node, --test]; for npm test use format junit with a reporter writing to {results}`
+      );
+    const reporter = argv2.find((a) => a.startsWith("--test-reporter"));
+    if (reporter)
+      issue([name], `with ${field}.format node-test the school sets the reporters; remove ${reporter}`);
+    if (r.file !== void 0)
+      issue(
+        [field, "file"],
+        "is for format junit; with node-test the school chooses where node writes its report"
+      );
+    return;
+  }
+  const placeholder = argv2.some((a) => a.includes("{results}"));
+  if (!placeholder && r.file === void 0)
+    issue(
+      [name],
+      `with ${field}.format junit the command writes its JUnit XML to {results}, e.g. [pytest, '--junitxml={results}'], or set ${field}.file`
+    );
+  if (placeholder && r.file !== void 0)
+    issue([field, "file"], "the command already writes to {results}; use one of the two");
+  if (r.file !== void 0 && ((0,external_node_path_.isAbsolute)(r.file) || r.file.split(/[\\/]/).includes("..")))
+    issue([field, "file"], "is a path inside the checkout, relative to it (no leading /, no ..)");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/config/source.js
+
+const SOURCE = /* @__PURE__ */ Symbol.for("school-core.configSource");
+function withConfigSource(config, path) {
+  config[SOURCE] = (0,external_node_path_.resolve)(path);
+  return config;
+}
+function configSource(config) {
+  const v = config[SOURCE];
+  return typeof v === "string" ? v : void 0;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/config/load.js
+
 
 
 
@@ -61198,7 +61330,8 @@ function loadConfig(path, overrides = {}) {
       throw new errors_ConfigError(`config: ${path} is not valid YAML: ${e.message}`);
     }
   }
-  return parseConfig(raw, source, overrides);
+  const config = parseConfig(raw, source, overrides);
+  return path ? withConfigSource(config, path) : config;
 }
 function parseConfig(raw, source = "school.yml", overrides = {}) {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
@@ -61252,6 +61385,821 @@ function configJsonSchema() {
 function load_resolveConfig(explicit, overrides = {}) {
   if (explicit) return loadConfig(explicit, overrides);
   return (0,external_node_fs_.existsSync)("school.yml") ? loadConfig("school.yml", overrides) : parseConfig({}, "defaults", overrides);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/bookbag/schema.js
+
+
+const schema_BOOKBAG_FILES = {
+  record: "bookbag.json",
+  diff: "diff.patch",
+  report: "report.md",
+  verificationLog: "verification.log",
+  brief: "brief.md",
+  sessionStore: "session-store.json",
+  done: "done.flag"
+};
+function schema_sha256(data) {
+  return (0,external_node_crypto_.createHash)("sha256").update(data).digest("hex");
+}
+const schema_CREW_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const verificationRecordSchema = object({
+  command: array(schemas_string()),
+  exitCode: schemas_number().int().nullable(),
+  passed: schemas_boolean(),
+  durationMs: schemas_number().nonnegative(),
+  /** SHA-256 of the full verification log. */
+  logDigest: schemas_string(),
+  baseSha: schemas_string(),
+  diffSha: schemas_string(),
+  timedOut: schemas_boolean().default(false),
+  /**
+   * The school's failure, not the crew's (src/crew/base-run.ts): the install failed, a program or
+   * the runner was missing, the run was killed by a signal, or the base itself fails and no named
+   * results tell the crew's part apart. No verdict is passed on the crew (docs/grading.md).
+   */
+  environment: object({
+    kind: schemas_enum(["install_failed", "program_missing", "killed", "base_red", "checkout_failed"]),
+    reason: schemas_string()
+  }).optional(),
+  /** The patch does not apply at its base: git's message (verdict `patch_does_not_apply`). */
+  notApplied: schemas_string().optional(),
+  /** The unchanged base's verification (once per base, cached): its exit and the tests failing there. */
+  base: object({
+    exitCode: schemas_number().int().nullable(),
+    passed: schemas_boolean(),
+    /** Named results were read at the base. */
+    named: schemas_boolean(),
+    /** Tests failing at the base (named results), at most `MAX_NAMES`. */
+    failing: array(schemas_string()).optional(),
+    failingCount: schemas_number().int().nonnegative().optional(),
+    passingCount: schemas_number().int().nonnegative().optional()
+  }).optional(),
+  /** Tests failing at the base that pass with the patch (FAIL_TO_PASS), at most `MAX_NAMES`. */
+  failToPass: array(schemas_string()).optional(),
+  /** Tests passing at the base that still pass (PASS_TO_PASS), at most `MAX_NAMES`; `passToPassCount` is all. */
+  passToPass: array(schemas_string()).optional(),
+  passToPassCount: schemas_number().int().nonnegative().optional(),
+  /** Tests that fail with the patch and did not fail at the base (the crew's failures). */
+  broken: array(schemas_string()).optional(),
+  /** Base test files and test definitions the patch changed, put back to the base's bytes for the run. */
+  reset: array(schemas_string()).optional()
+});
+const MAX_NAMES = 200;
+const schema_usageSchema = object({
+  inputTokens: schemas_number().nonnegative().optional(),
+  outputTokens: schemas_number().nonnegative().optional(),
+  /** Part of inputTokens served from a cache (codex `cached_input_tokens`, claude cache reads). */
+  cachedInputTokens: schemas_number().nonnegative().optional(),
+  /**
+   * Part of inputTokens written to the prompt cache (claude `cache_creation_input_tokens`, codex
+   * `cache_write_input_tokens`).
+   */
+  cacheCreationTokens: schemas_number().nonnegative().optional(),
+  /** Part of outputTokens spent reasoning (codex `reasoning_output_tokens`). */
+  reasoningOutputTokens: schemas_number().nonnegative().optional(),
+  costUsd: schemas_number().nonnegative().optional()
+});
+const schema_bookbagSchema = object({
+  schema: literal(1),
+  crewId: schemas_string(),
+  issueNumber: schemas_number().int().positive(),
+  agent: schemas_string(),
+  daemon: schemas_string(),
+  role: schemas_string(),
+  domain: schemas_string(),
+  difficulty: schemas_number().int(),
+  fences: array(schemas_string()),
+  baseSha: schemas_string(),
+  /** SHA-256 of diff.patch: of the bytes collected from the worktree. */
+  diffSha: schemas_string(),
+  /** SHA-256 of the brief the student received. */
+  briefSha: schemas_string(),
+  changedFiles: array(schemas_string()),
+  outcome: schemas_string(),
+  /** Null when the crew never reached verification: graded FAIL verification_unavailable (N5.3). */
+  verification: verificationRecordSchema.nullable(),
+  usage: schema_usageSchema.optional(),
+  /** Correction turns the crew sent after a failed verification (seed 002). */
+  correctionTurns: schemas_number().int().nonnegative().optional(),
+  /** The agent session the turns ran in (claude session_id, codex thread_id). */
+  agentSession: schemas_string().optional(),
+  /**
+   * The agent's session files kept in `session-store.json` for a revision to resume: the file's
+   * digest and size, or why none was kept (too large, a link in the way, no session files).
+   */
+  sessionStore: discriminatedUnion("kept", [
+    strictObject({
+      kept: literal(true),
+      sha256: schemas_string().regex(/^[0-9a-f]{64}$/),
+      bytes: schemas_number().int().nonnegative(),
+      files: schemas_number().int().positive()
+    }),
+    strictObject({ kept: literal(false), why: schemas_string() })
+  ]).optional(),
+  /** Set when the crew started from an interrupted crew's change: that crew's id. */
+  continuedFrom: schemas_string().optional(),
+  /** A revision crew: the delivered crew it revised, and how its agent session began. */
+  revision: object({
+    revises: schemas_string(),
+    round: schemas_number().int().positive(),
+    pr: schemas_number().int().positive(),
+    /**
+     * `resumed`: the delivered crew's agent session went on with the feedback as its prompt;
+     * `fresh`: a new session got the original brief, the delivered diff and the feedback.
+     */
+    session: schemas_enum(["resumed", "fresh"]),
+    /** Why the session was fresh (a command agent, no session store kept, the resume refused). */
+    why: schemas_string().optional()
+  }).optional(),
+  timings: object({ startedAt: schemas_string(), finishedAt: schemas_string(), durationMs: schemas_number() }),
+  /**
+   * Set when the crew's change was refused at collection and not kept (diff.patch is empty):
+   * `secret_in_patch`, where the secret scan (src/security/secret-scan.ts) found a credential — the
+   * file, the line and the kind, never the value.
+   */
+  refusal: object({
+    code: literal("secret_in_patch"),
+    findings: array(object({ file: schemas_string(), line: schemas_number().int(), kind: schemas_string() }))
+  }).optional()
+});
+const doneFlagSchema = object({ crewId: schemas_string(), recordSha: schemas_string(), diffSha: schemas_string() });
+
+
+// EXTERNAL MODULE: ./node_modules/picomatch/index.js
+var picomatch = __nccwpck_require__(14006);
+;// CONCATENATED MODULE: ./.build/src/curriculum/glob.js
+
+const OPTIONS = { dot: true, noextglob: true, nonegate: true, windows: false };
+const META = /[*?[{]/;
+function normalizeGlob(glob) {
+  let g = glob.trim().replace(/\\/g, "/");
+  while (g.startsWith("./")) g = g.slice(2);
+  return g.replace(/^\/+/, "").replace(/\/{2,}/g, "/").replace(/\/+$/, "");
+}
+function glob_isBasenameGlob(normalized) {
+  return !normalized.includes("/") && META.test(normalized);
+}
+function globMatcher(glob) {
+  const g = normalizeGlob(glob);
+  if (g === "") return () => false;
+  const base = glob_isBasenameGlob(g) ? `**/${g}` : g;
+  const match = picomatch([base, `${base}/**`], OPTIONS);
+  return (path) => match(normalizeGlob(path));
+}
+function matchesAny(path, globs) {
+  return globs.some((g) => globMatcher(g)(path));
+}
+const CANDIDATE = /[\w@./-]*[./][\w@./-]*/g;
+const PATHISH = /^(?:[\w@.-]+(?:\/[\w@.-]+)+\/?|[\w-]+\.[A-Za-z][A-Za-z0-9]{0,9})$/;
+const MAX_PATHS = 200;
+function mentionedPaths(text) {
+  const out = /* @__PURE__ */ new Set();
+  for (const m of text.matchAll(CANDIDATE)) {
+    const token = m[0].replace(/[.:]+$/, "").replace(/^\.\//, "");
+    if (token.length >= 3 && PATHISH.test(token)) out.add(token);
+    if (out.size >= MAX_PATHS) break;
+  }
+  return [...out];
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/test-surface.js
+
+const TEST_PATTERNS = {
+  js: [
+    "*.test.*",
+    "*.spec.*",
+    "**/test",
+    "**/tests",
+    "**/__tests__",
+    "**/spec",
+    "**/specs",
+    "**/__snapshots__",
+    "*.snap",
+    "**/__mocks__"
+  ],
+  python: ["test_*.py", "*_test.py", "**/tests", "**/conftest.py"],
+  go: ["*_test.go", "**/testdata"],
+  rust: ["**/tests", "**/benches"],
+  ruby: ["**/spec", "**/test", "*_spec.rb", "*_test.rb"]
+};
+const DEFINITION_PATTERNS = {
+  js: [
+    "**/package.json",
+    "*jest.config.*",
+    "jest.setup.*",
+    "setupTests.*",
+    "vitest.config.*",
+    "vitest.workspace.*",
+    "vitest.setup.*",
+    "vite.config.*",
+    ".mocharc",
+    ".mocharc.*",
+    "ava.config.*",
+    "karma.conf.*",
+    "playwright.config.*",
+    "cypress.config.*",
+    ".taprc",
+    ".taprc.*",
+    ".nycrc",
+    ".nycrc.*",
+    "nyc.config.*",
+    ".c8rc",
+    ".c8rc.*"
+  ],
+  python: [
+    "**/pytest.ini",
+    "**/tox.ini",
+    "**/setup.cfg",
+    "**/pyproject.toml",
+    "**/noxfile.py",
+    "**/.coveragerc"
+  ],
+  rust: ["**/Cargo.toml", ".cargo/config", ".cargo/config.toml"],
+  ruby: ["**/Rakefile", "**/.rspec"],
+  build: [
+    "**/Makefile",
+    "**/makefile",
+    "**/GNUmakefile",
+    "**/justfile",
+    "**/Justfile",
+    "**/.justfile",
+    "**/Taskfile.yml",
+    "**/Taskfile.yaml"
+  ],
+  ci: [
+    ".github/workflows",
+    ".gitlab-ci.yml",
+    ".circleci",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    "**/Jenkinsfile",
+    ".buildkite"
+  ]
+};
+function anyOf(globs) {
+  const ms = globs.map(globMatcher);
+  return (path) => ms.some((m) => m(path));
+}
+const BUILT_IN_TESTS = anyOf(Object.values(TEST_PATTERNS).flat());
+const BUILT_IN_DEFINITIONS = anyOf(Object.values(DEFINITION_PATTERNS).flat());
+function basename(path) {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+function testSurface(extra = {}) {
+  const tests = anyOf(extra.tests ?? []);
+  const definitions = anyOf(extra.definitions ?? []);
+  const kind = (path) => definitions(path) || BUILT_IN_DEFINITIONS(path) ? "definition" : tests(path) || BUILT_IN_TESTS(path) ? "test" : void 0;
+  return {
+    kind,
+    definitionChanged(path, before, after) {
+      if (before === after) return false;
+      if (definitions(path)) return true;
+      const compare = CONTENT_AWARE[basename(path)];
+      return compare ? compare(before, after) : true;
+    }
+  };
+}
+const CONTENT_AWARE = {
+  "package.json": packageJsonChanged,
+  "pyproject.toml": sectionsChanged(/^tool\.(pytest|tox|coverage|hatch\.envs|pdm\.scripts|poe|nox)(\.|$)/, [
+    "",
+    "tool",
+    "tool.hatch",
+    "tool.pdm"
+  ]),
+  "setup.cfg": sectionsChanged(/^(tool:pytest|pytest|coverage:.*|tox(:.*)?|aliases)$/, [""]),
+  "tox.ini": sectionsChanged(/^(tox|testenv(:.*)?|pytest|tool:pytest|coverage:.*|gh(-actions)?(:.*)?)$/, [
+    ""
+  ]),
+  "Cargo.toml": sectionsChanged(/^(lib|bin|test|bench|profile\.(test|bench))$/, ["", "profile"])
+};
+const PACKAGE_TEST_KEYS = ["scripts", "jest", "mocha", "ava", "tap", "nyc", "c8", "vitest"];
+function packageJsonChanged(before, after) {
+  const parse = (text) => {
+    if (text === void 0) return {};
+    try {
+      const v = JSON.parse(text);
+      return v !== null && typeof v === "object" && !Array.isArray(v) ? v : void 0;
+    } catch {
+      return void 0;
+    }
+  };
+  const a = parse(before);
+  const b = parse(after);
+  if (!a || !b) return true;
+  return PACKAGE_TEST_KEYS.some((k) => canonical(a[k]) !== canonical(b[k]));
+}
+function canonical(v) {
+  if (v === void 0) return "undefined";
+  return JSON.stringify(
+    v,
+    (_k, x) => x !== null && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(
+      Object.entries(x).sort(([p], [q]) => p < q ? -1 : p > q ? 1 : 0)
+    ) : x
+  );
+}
+function sectionsChanged(relevant, ambiguous) {
+  return (before, after) => {
+    const a = sections(before ?? "");
+    const b = sections(after ?? "");
+    for (const name of /* @__PURE__ */ new Set([...a.keys(), ...b.keys()])) {
+      if (a.get(name) === b.get(name)) continue;
+      if (relevant.test(name) || ambiguous.includes(name)) return true;
+    }
+    return false;
+  };
+}
+const HEADER = /^\s*\[\[?([^\]]*)\]\]?\s*(?:[#;].*)?$/;
+function sections(text) {
+  const out = /* @__PURE__ */ new Map();
+  let name = "";
+  const push = (line) => {
+    out.set(name, (out.has(name) ? out.get(name) + "\n" : "") + line);
+  };
+  out.set(name, "");
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trimEnd();
+    const h = HEADER.exec(line);
+    if (h) {
+      name = h[1].split(".").map((p) => p.trim().replace(/^["']|["']$/g, "")).join(".");
+      push(`[${name}]`);
+      continue;
+    }
+    if (/^\s*([#;].*)?$/.test(line)) continue;
+    push(line);
+  }
+  return out;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/delivery/protected-paths.js
+
+
+const PROTECTED_PATHS = {
+  /** Workflows run on push with the repository's secrets; CODEOWNERS and actions live here too. */
+  github: [".github"],
+  /** The school's own configuration (also wherever it was loaded from: see protectedPaths). */
+  school: ["school.yml", "school.yaml"],
+  /** Git reads these when it checks out, diffs or fetches (filters, submodule URLs and commands). */
+  git: ["**/.gitattributes", "**/.gitmodules"],
+  /**
+   * Package managers read these on install: registries, credentials, lifecycle scripts, the binary
+   * to run (`.yarn/releases`). pnpm-workspace.yaml is included: since pnpm 10 it carries the settings
+   * .npmrc did (registries, which dependencies may run build scripts).
+   */
+  packageManagers: [
+    "**/.npmrc",
+    "**/.yarnrc",
+    "**/.yarnrc.yml",
+    ".yarn/releases",
+    ".yarn/plugins",
+    "**/.pnpmfile.cjs",
+    "**/pnpm-workspace.yaml",
+    "**/bunfig.toml",
+    "**/pip.conf",
+    "**/.pypirc",
+    "**/poetry.toml",
+    "**/uv.toml",
+    "**/.condarc",
+    "**/.cargo/config",
+    "**/.cargo/config.toml",
+    "**/.bundle/config",
+    "**/.gemrc"
+  ],
+  /** Other CI systems: they run a branch's configuration with the project's secrets. */
+  ci: [
+    ".gitlab-ci.yml",
+    ".gitlab",
+    ".circleci",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    ".azure-pipelines",
+    "**/Jenkinsfile",
+    ".buildkite",
+    "bitbucket-pipelines.yml",
+    ".drone.yml",
+    ".woodpecker.yml",
+    ".woodpecker",
+    "appveyor.yml",
+    ".appveyor.yml",
+    ".cirrus.yml"
+  ],
+  /** Who must review what. */
+  owners: ["CODEOWNERS", "docs/CODEOWNERS"]
+};
+const BUILT_IN = Object.values(PROTECTED_PATHS).flat();
+function protectedPaths(o) {
+  const matchers = BUILT_IN.map(globMatcher);
+  const rel = o.configFile ? (0,external_node_path_.relative)((0,external_node_path_.resolve)(o.repoPath), (0,external_node_path_.resolve)(o.configFile)) : "";
+  const configRel = rel && !rel.startsWith("..") && !(0,external_node_path_.isAbsolute)(rel) ? rel : void 0;
+  const isProtected = (path) => matchers.some((m) => m(path)) || configRel !== void 0 && normalizeGlob(path) === configRel;
+  return {
+    isProtected,
+    refused: (path) => isProtected(path) && !matchesAny(path, o.allow) && !fencesName(path, o.fences, isProtected)
+  };
+}
+function fencesName(path, fences, isKind) {
+  return fences.some((f) => {
+    const g = normalizeGlob(f);
+    return g !== "" && globMatcher(g)(path) && isKind(g);
+  });
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/junit.js
+
+
+
+class JUnitError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "JUnitError";
+  }
+}
+const ENTITIES = { lt: "<", gt: ">", amp: "&", quot: '"', apos: "'" };
+function junit_decode(text) {
+  return text.replace(/&(#x[0-9a-fA-F]{1,6}|#[0-9]{1,7}|[a-z]+);/g, (all, ref) => {
+    if (ref[0] !== "#") return ENTITIES[ref] ?? all;
+    const code = ref[1] === "x" ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+    return code <= 1114111 ? String.fromCodePoint(code) : all;
+  });
+}
+const junit_NAME = /[A-Za-z_:][-A-Za-z0-9_:.]*/y;
+const SPACE = /\s*/y;
+function* tags(xml) {
+  let i = 0;
+  const fail = (what) => {
+    throw new JUnitError(`not a well-formed JUnit report: ${what} at offset ${i}`);
+  };
+  const skipTo = (end) => {
+    const j = xml.indexOf(end, i);
+    if (j === -1) fail(`unterminated ${xml.slice(i, i + 9)}`);
+    i = j + end.length;
+  };
+  const name = () => {
+    junit_NAME.lastIndex = i;
+    const m = junit_NAME.exec(xml);
+    if (!m) fail("a tag or attribute name expected");
+    i += m[0].length;
+    return m[0];
+  };
+  const space = () => {
+    SPACE.lastIndex = i;
+    i += SPACE.exec(xml)[0].length;
+  };
+  while (i < xml.length) {
+    const lt = xml.indexOf("<", i);
+    if (lt === -1) break;
+    i = lt;
+    if (xml.startsWith("<!--", i)) skipTo("-->");
+    else if (xml.startsWith("<![CDATA[", i)) skipTo("]]>");
+    else if (xml.startsWith("<?", i)) skipTo("?>");
+    else if (xml.startsWith("<!", i)) fail("a DTD or declaration (not accepted)");
+    else if (xml.startsWith("</", i)) {
+      i += 2;
+      const tag = name();
+      space();
+      if (xml[i] !== ">") fail(`">" expected after </${tag}`);
+      i++;
+      yield { close: tag };
+    } else {
+      i++;
+      const tag = name();
+      const attrs = {};
+      for (; ; ) {
+        space();
+        if (xml.startsWith("/>", i)) {
+          i += 2;
+          yield { open: { tag, attrs }, selfClosing: true };
+          break;
+        }
+        if (xml[i] === ">") {
+          i++;
+          yield { open: { tag, attrs } };
+          break;
+        }
+        if (i >= xml.length) fail(`unterminated <${tag}`);
+        const key = name();
+        space();
+        if (xml[i] !== "=") fail(`"=" expected after attribute ${key}`);
+        i++;
+        space();
+        const quote = xml[i];
+        if (quote !== '"' && quote !== "'") fail(`a quoted value expected for attribute ${key}`);
+        const end = xml.indexOf(quote, i + 1);
+        if (end === -1) fail(`unterminated value of attribute ${key}`);
+        const raw = xml.slice(i + 1, end);
+        if (raw.includes("<")) fail(`"<" in the value of attribute ${key}`);
+        attrs[key] = junit_decode(raw);
+        i = end + 1;
+      }
+    }
+  }
+}
+function parseJUnit(xml) {
+  const cases = [];
+  const stack = [];
+  const suites = [];
+  let current;
+  let roots = 0;
+  const mark = (el) => {
+    const failed = el.tag === "failure" || el.tag === "error";
+    if (!failed && el.tag !== "skipped") return;
+    if (current) {
+      if (failed) {
+        current.status = "failed";
+        current.message ??= el.attrs.message ?? el.attrs.type ?? el.tag;
+      } else if (current.status === "passed") current.status = "skipped";
+    } else if (failed) {
+      const name = suites.at(-1) ?? "(report)";
+      cases.push({
+        name,
+        suites: suites.slice(0, -1),
+        status: "failed",
+        message: el.attrs.message ?? el.attrs.type ?? el.tag
+      });
+    }
+  };
+  for (const t of tags(xml)) {
+    if (t.open) {
+      const el = t.open;
+      if (!stack.length) roots++;
+      if (roots > 1) throw new JUnitError("not a well-formed JUnit report: more than one root element");
+      if (el.tag === "testcase") {
+        if (current) throw new JUnitError("not a well-formed JUnit report: a testcase inside a testcase");
+        current = {
+          name: el.attrs.name ?? "",
+          suites: [...suites],
+          ...el.attrs.classname !== void 0 ? { classname: el.attrs.classname } : {},
+          ...el.attrs.file !== void 0 ? { file: el.attrs.file } : {},
+          status: "passed"
+        };
+        if (t.selfClosing) {
+          cases.push(current);
+          current = void 0;
+        }
+      } else if (el.tag === "testsuite" && !t.selfClosing) suites.push(el.attrs.name ?? "");
+      else mark(el);
+      if (!t.selfClosing) stack.push(el.tag);
+    } else if (t.close) {
+      const open = stack.pop();
+      if (open !== t.close)
+        throw new JUnitError(
+          `not a well-formed JUnit report: </${t.close}> closes ${open ? `<${open}>` : "nothing"}`
+        );
+      if (t.close === "testcase" && current) {
+        cases.push(current);
+        current = void 0;
+      } else if (t.close === "testsuite") suites.pop();
+    }
+  }
+  if (stack.length)
+    throw new JUnitError(`not a well-formed JUnit report: <${stack.at(-1)}> is never closed (cut short?)`);
+  if (!roots) throw new JUnitError("not a JUnit report: no element");
+  return cases;
+}
+function fullName(c) {
+  return [...c.suites, c.name].join(" > ");
+}
+const SEP = " > ";
+function relativeTo(path, r, exists) {
+  const abs = (0,external_node_path_.isAbsolute)(path) ? path : (0,external_node_path_.resolve)(r.cwd, path);
+  for (const root of [...r.roots ?? [], r.cwd]) {
+    const rel = (0,external_node_path_.relative)((0,external_node_path_.resolve)(root), abs);
+    if (rel && !rel.startsWith("..") && !(0,external_node_path_.isAbsolute)(rel)) return rel.split(external_node_path_.sep).join("/");
+  }
+  return exists(abs) ? abs : path;
+}
+function pytestId(c, r, exists) {
+  const parts = (c.classname ?? "").split(".").filter(Boolean);
+  if (!parts.length) return void 0;
+  for (let n = parts.length; n >= 1; n--) {
+    const module = parts.slice(0, n).join("/") + ".py";
+    const file = c.file?.endsWith(".py") ? relativeTo(c.file, r, exists) : void 0;
+    if (file !== void 0 ? file.replace(/\.py$/, "").split("/").join(".") === parts.slice(0, n).join(".") : false)
+      return [file, ...parts.slice(n), c.name].join("::");
+    for (const root of [r.cwd, ...r.roots ?? []]) {
+      if (exists((0,external_node_path_.join)(root, module))) return [module, ...parts.slice(n), c.name].join("::");
+    }
+  }
+  return c.file?.endsWith(".py") ? [relativeTo(c.file, r, exists), c.name].join("::") : void 0;
+}
+function testId(c, r, exists = external_node_fs_.existsSync) {
+  const py = pytestId(c, r, exists);
+  if (py) return py;
+  const suites = c.suites.filter((s) => s !== "" && s !== "root");
+  const looksLikeFile = (s) => !!s && /\.[cm]?[jt]sx?$/.test(s) && !s.includes(" ");
+  const file = c.file ?? (looksLikeFile(c.classname) ? c.classname : void 0);
+  if (file === void 0) return fullName(c);
+  const rel = relativeTo(file, r, exists);
+  const isFile = (s) => s === file || relativeTo(s, r, exists) === rel;
+  if (isFile(c.name)) return rel;
+  const classname = c.classname !== void 0 && c.classname !== "test" && !isFile(c.classname);
+  const path = classname ? [c.classname].filter(Boolean) : suites.filter((s) => !isFile(s));
+  return [rel, ...path, c.name].join(SEP);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/security/untrusted-file.js
+
+
+function untrusted_file_readUntrusted(path, o) {
+  const name = o.name ?? (0,external_node_path_.basename)(path);
+  const no = (why, missing = false) => ({ ok: false, missing, why });
+  let fd;
+  try {
+    fd = (0,external_node_fs_.openSync)(path, external_node_fs_.constants.O_RDONLY | external_node_fs_.constants.O_NOFOLLOW | external_node_fs_.constants.O_NONBLOCK);
+  } catch (e) {
+    const code = e.code;
+    if (code === "ENOENT" || code === "ENOTDIR") return no(`${name} is missing`, true);
+    if (code === "ELOOP") return no(`${name} is a symbolic link; only a plain file is read`);
+    return no(`${name} cannot be read (${code ?? e.message})`);
+  }
+  try {
+    const st = (0,external_node_fs_.fstatSync)(fd);
+    if (!st.isFile()) return no(`${name} is not a plain file`);
+    if (st.size > o.maxBytes && o.over !== "truncate")
+      return no(`${name} is ${st.size} bytes, over the ${o.maxBytes}-byte bound`);
+    const buf = Buffer.alloc(Math.min(st.size, o.maxBytes));
+    let n = 0;
+    while (n < buf.length) {
+      const r = (0,external_node_fs_.readSync)(fd, buf, n, buf.length - n, n);
+      if (r === 0) break;
+      n += r;
+    }
+    return { ok: true, bytes: buf.subarray(0, n), truncated: st.size > n };
+  } finally {
+    (0,external_node_fs_.closeSync)(fd);
+  }
+}
+function readUntrustedBytes(path, maxBytes, name) {
+  const r = untrusted_file_readUntrusted(path, { maxBytes, name });
+  return r.ok ? r.bytes : r.why;
+}
+function untrusted_file_readUntrustedFile(path, maxBytes = 1024 * 1024, over = "refuse") {
+  const r = untrusted_file_readUntrusted(path, { maxBytes, name: path, over });
+  if (r.ok) return r.bytes.toString("utf8");
+  if (r.missing) return void 0;
+  throw new Error(r.why);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/sealed-results.js
+
+
+
+
+const MAX_REPORT_BYTES = 32 * 1024 * 1024;
+const RESULTS_PLACEHOLDER = "{results}";
+function instrument(argv, results, report) {
+  if (results.format === "junit") return argv.map((a) => a.split(RESULTS_PLACEHOLDER).join(report));
+  const at = argv.indexOf("--test");
+  return [
+    ...argv.slice(0, at + 1),
+    "--test-reporter=spec",
+    "--test-reporter-destination=stdout",
+    "--test-reporter=junit",
+    `--test-reporter-destination=${report}`,
+    ...argv.slice(at + 1)
+  ];
+}
+function readReport(path, format) {
+  const read = untrusted_file_readUntrusted(path, { maxBytes: MAX_REPORT_BYTES, name: "the test report" });
+  if (!read.ok) return read.missing ? "the command wrote no test report" : read.why;
+  try {
+    const cases = parseJUnit(read.bytes.toString("utf8"));
+    if (format === "node-test") for (const c of cases) c.name = c.name.replaceAll("&quot;", '"');
+    return cases;
+  } catch (e) {
+    if (e instanceof JUnitError) return e.message;
+    throw e;
+  }
+}
+function fileEntry(c, cwd) {
+  if (c.suites.length) return false;
+  const p = (0,external_node_path_.isAbsolute)(c.name) ? c.name : (0,external_node_path_.resolve)(cwd, c.name);
+  try {
+    return (0,external_node_fs_.existsSync)(p) && (0,external_node_fs_.statSync)(p).isFile();
+  } catch {
+    return false;
+  }
+}
+function answersTo(c, id, name) {
+  return id === name || c.name === name || fullName(c) === name || c.classname !== void 0 && `${c.classname}.${c.name}` === name;
+}
+const LIST = 10;
+const list = (xs) => xs.slice(0, LIST).join("; ") + (xs.length > LIST ? `; \u2026 (${xs.length})` : "");
+function judgeReport(cases, o) {
+  const files = o.format === "node-test" ? cases.filter((c) => fileEntry(c, o.cwd)) : [];
+  const tests = cases.filter((c) => !files.includes(c));
+  const ids = new Map(tests.map((c) => [c, testId(c, o)]));
+  const passed = tests.filter((c) => c.status === "passed");
+  const reasons = [];
+  const known = new Set(o.declared ?? []);
+  const nameable = (c) => known.has(ids.get(c)) ? ids.get(c) : o.expect?.find((n) => answersTo(c, ids.get(c), n));
+  const failed = tests.filter((c) => c.status === "failed");
+  if (failed.length) {
+    const named = failed.map(nameable).filter((n) => n !== void 0);
+    const others = failed.length - named.length;
+    reasons.push(
+      `sealed test(s) failed (${failed.length})${named.length ? `: ${list(named)}` : ""}${others ? `${named.length ? ";" : ":"} ${others} more the suite does not declare at the base commit (not named)` : ""}`
+    );
+  }
+  if (files.length)
+    reasons.push(
+      `sealed test file(s) that reported no test of their own (ended before their tests ran): ${list(files.map((c) => testId(c, o)))}`
+    );
+  if (o.expect) {
+    const missing = [];
+    const notPassed = [];
+    for (const name of o.expect) {
+      const matching = tests.filter((c) => answersTo(c, ids.get(c), name));
+      if (!matching.length) missing.push(name);
+      else if (matching.some((c) => c.status !== "passed")) notPassed.push(name);
+    }
+    if (missing.length) reasons.push(`sealed test(s) expected but not reported: ${list(missing)}`);
+    if (notPassed.length) reasons.push(`sealed test(s) expected that did not pass: ${list(notPassed)}`);
+  } else if (o.declared) {
+    const have = /* @__PURE__ */ new Map();
+    for (const c of passed) have.set(ids.get(c), (have.get(ids.get(c)) ?? 0) + 1);
+    const missing = [];
+    for (const name of o.declared) {
+      const n = have.get(name) ?? 0;
+      if (n > 0) have.set(name, n - 1);
+      else missing.push(name);
+    }
+    if (missing.length)
+      reasons.push(
+        `sealed test(s) the suite declares (reported at the base commit) not reported as passed: ${list(missing)}`
+      );
+  }
+  if (!passed.length) reasons.push("sealed tests: no test passed");
+  return { passed: reasons.length === 0, reasons };
+}
+function declaredNames(cases, o) {
+  return cases.filter((c) => !(o.format === "node-test" && fileEntry(c, o.cwd))).map((c) => testId(c, o));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/verify-difference.js
+
+
+
+function namedResults(cases, o) {
+  const passed = [];
+  const failed = [];
+  for (const c of cases) {
+    const file = o.format === "node-test" && fileEntry(c, o.cwd);
+    if (c.status === "passed" && !file) passed.push(fullName(c));
+    else if (c.status === "failed" || file) failed.push(fullName(c));
+  }
+  return { passed, failed };
+}
+const verify_difference_LIST = 10;
+const verify_difference_list = (xs) => xs.slice(0, verify_difference_LIST).join("; ") + (xs.length > verify_difference_LIST ? `; \u2026 (${xs.length})` : "");
+function judgeDifference(base, now, exits) {
+  const nowPassed = new Set(now.passed);
+  const baseFailed = new Set(base.failed);
+  const basePassed = new Set(base.passed);
+  const uniq = (xs) => [...new Set(xs)];
+  const failToPass = uniq(base.failed.filter((n) => nowPassed.has(n) && !basePassed.has(n)));
+  const passToPass = uniq(base.passed.filter((n) => nowPassed.has(n)));
+  const lost = uniq(base.passed.filter((n) => !nowPassed.has(n)));
+  const newlyFailing = uniq(now.failed.filter((n) => !baseFailed.has(n) && !lost.includes(n)));
+  const stillFailing = uniq(base.failed.filter((n) => !nowPassed.has(n)));
+  const reasons = [];
+  if (lost.length) reasons.push(`${lost.length} test(s) passing at the base no longer pass: ${verify_difference_list(lost)}`);
+  if (newlyFailing.length)
+    reasons.push(`${newlyFailing.length} test(s) fail that did not fail at the base: ${verify_difference_list(newlyFailing)}`);
+  if (!now.passed.length && !now.failed.length) reasons.push("the run reported no test");
+  const exitRegressed = exits.base === 0 && exits.now !== 0;
+  if (exitRegressed && !lost.length && !newlyFailing.length)
+    reasons.push(
+      `the command exited with ${exits.now ?? "no code"} though it exited 0 at the base and no named test failed (a step besides the tests failed)`
+    );
+  return {
+    passed: reasons.length === 0,
+    failToPass: failToPass.slice(0, MAX_NAMES),
+    passToPass: passToPass.slice(0, MAX_NAMES),
+    passToPassCount: passToPass.length,
+    broken: [...lost, ...newlyFailing].slice(0, MAX_NAMES),
+    stillFailing,
+    reasons
+  };
+}
+function differenceSummary(d) {
+  const parts = [
+    `${d.failToPass.length} test(s) failing at the base now pass${d.failToPass.length ? ` (${verify_difference_list(d.failToPass)})` : ""}`,
+    `${d.passToPassCount} passing at the base still pass`
+  ];
+  if (d.stillFailing.length)
+    parts.push(
+      `${d.stillFailing.length} failing at the base still fail (not counted against the crew): ${verify_difference_list(d.stillFailing)}`
+    );
+  return parts.join("; ");
 }
 
 
@@ -62007,7 +62955,8 @@ function bwrapArgs(c, argv, exists = external_node_fs_.existsSync) {
   ];
   if (typeof c.network === "object")
     mounts.push({ kind: "ro", path: c.network.at, source: c.network.socket });
-  args.push("--bind", c.tmp, "/tmp");
+  if (c.tmpBytes) args.push("--size", String(c.tmpBytes), "--tmpfs", "/tmp");
+  else args.push("--bind", c.tmp, "/tmp");
   const order = { tmpfs: 0, ro: 1, rw: 2 };
   const seen = /* @__PURE__ */ new Set();
   const masks = [];
@@ -62096,6 +63045,52 @@ function not_found_describeMissing(m, what) {
   if (m.hostFile)
     return `${what}: \`${m.program}\` exists on the host but was not found inside the sandbox: add its directory ${(0,external_node_path_.dirname)(m.hostFile)} to sandbox.readOnly (infra: not counted against the agent)`;
   return `${what}: \`${m.program}\`, the configured command, is not on this runner's PATH: install it or name it by its full path (infra: not counted against the agent)`;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/state/atomic.js
+
+
+
+
+function atomic_writeFileAtomic(path, data, options = {}) {
+  const durable = options.durable !== false;
+  const dir = (0,external_node_path_.dirname)(path);
+  (0,external_node_fs_.mkdirSync)(dir, { recursive: true });
+  const tmp = (0,external_node_path_.join)(dir, `.${(0,external_node_path_.basename)(path)}.${process.pid}.${(0,external_node_crypto_.randomBytes)(4).toString("hex")}.tmp`);
+  const fd = (0,external_node_fs_.openSync)(tmp, "w", 420);
+  try {
+    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    let off = 0;
+    while (off < buf.length) off += (0,external_node_fs_.writeSync)(fd, buf, off, buf.length - off);
+    if (durable) (0,external_node_fs_.fsyncSync)(fd);
+  } catch (e) {
+    (0,external_node_fs_.closeSync)(fd);
+    try {
+      (0,external_node_fs_.unlinkSync)(tmp);
+    } catch {
+    }
+    throw e;
+  }
+  (0,external_node_fs_.closeSync)(fd);
+  (0,external_node_fs_.renameSync)(tmp, path);
+  if (durable) fsyncDir(dir);
+}
+function fsyncDir(dir) {
+  let fd;
+  try {
+    fd = (0,external_node_fs_.openSync)(dir, "r");
+    (0,external_node_fs_.fsyncSync)(fd);
+  } catch {
+  } finally {
+    if (fd !== void 0) (0,external_node_fs_.closeSync)(fd);
+  }
+}
+function atomic_writeJsonAtomic(path, value, options = {}) {
+  atomic_writeFileAtomic(path, JSON.stringify(redact_redact(value), null, 2) + "\n", options);
+}
+function atomic_writeTextAtomic(path, text) {
+  atomic_writeFileAtomic(path, redact_redactText(text));
 }
 
 
@@ -62257,52 +63252,6 @@ function rmdirQuietly(path) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/state/atomic.js
-
-
-
-
-function atomic_writeFileAtomic(path, data, options = {}) {
-  const durable = options.durable !== false;
-  const dir = (0,external_node_path_.dirname)(path);
-  (0,external_node_fs_.mkdirSync)(dir, { recursive: true });
-  const tmp = (0,external_node_path_.join)(dir, `.${(0,external_node_path_.basename)(path)}.${process.pid}.${(0,external_node_crypto_.randomBytes)(4).toString("hex")}.tmp`);
-  const fd = (0,external_node_fs_.openSync)(tmp, "w", 420);
-  try {
-    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    let off = 0;
-    while (off < buf.length) off += (0,external_node_fs_.writeSync)(fd, buf, off, buf.length - off);
-    if (durable) (0,external_node_fs_.fsyncSync)(fd);
-  } catch (e) {
-    (0,external_node_fs_.closeSync)(fd);
-    try {
-      (0,external_node_fs_.unlinkSync)(tmp);
-    } catch {
-    }
-    throw e;
-  }
-  (0,external_node_fs_.closeSync)(fd);
-  (0,external_node_fs_.renameSync)(tmp, path);
-  if (durable) fsyncDir(dir);
-}
-function fsyncDir(dir) {
-  let fd;
-  try {
-    fd = (0,external_node_fs_.openSync)(dir, "r");
-    (0,external_node_fs_.fsyncSync)(fd);
-  } catch {
-  } finally {
-    if (fd !== void 0) (0,external_node_fs_.closeSync)(fd);
-  }
-}
-function atomic_writeJsonAtomic(path, value, options = {}) {
-  atomic_writeFileAtomic(path, JSON.stringify(redact_redact(value), null, 2) + "\n", options);
-}
-function atomic_writeTextAtomic(path, text) {
-  atomic_writeFileAtomic(path, redactText(text));
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/process/remove-tree.js
 
 
@@ -62331,50 +63280,6 @@ function remove_tree_removeTreeSync(path) {
 function makeOwnerRwxArgv(skip) {
   const chmod = ["-type", "d", "!", "-perm", "-u=rwx", "-execdir", "chmod", "u+rwx", "{}", ";"];
   return skip ? ["find", ".", "-mindepth", "1", "(", "-path", `./${skip}`, "-prune", ")", "-o", "(", ...chmod, ")"] : ["find", ".", "-mindepth", "1", ...chmod];
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/security/untrusted-file.js
-
-
-function untrusted_file_readUntrusted(path, o) {
-  const name = o.name ?? (0,external_node_path_.basename)(path);
-  const no = (why, missing = false) => ({ ok: false, missing, why });
-  let fd;
-  try {
-    fd = (0,external_node_fs_.openSync)(path, external_node_fs_.constants.O_RDONLY | external_node_fs_.constants.O_NOFOLLOW | external_node_fs_.constants.O_NONBLOCK);
-  } catch (e) {
-    const code = e.code;
-    if (code === "ENOENT" || code === "ENOTDIR") return no(`${name} is missing`, true);
-    if (code === "ELOOP") return no(`${name} is a symbolic link; only a plain file is read`);
-    return no(`${name} cannot be read (${code ?? e.message})`);
-  }
-  try {
-    const st = (0,external_node_fs_.fstatSync)(fd);
-    if (!st.isFile()) return no(`${name} is not a plain file`);
-    if (st.size > o.maxBytes && o.over !== "truncate")
-      return no(`${name} is ${st.size} bytes, over the ${o.maxBytes}-byte bound`);
-    const buf = Buffer.alloc(Math.min(st.size, o.maxBytes));
-    let n = 0;
-    while (n < buf.length) {
-      const r = (0,external_node_fs_.readSync)(fd, buf, n, buf.length - n, n);
-      if (r === 0) break;
-      n += r;
-    }
-    return { ok: true, bytes: buf.subarray(0, n), truncated: st.size > n };
-  } finally {
-    (0,external_node_fs_.closeSync)(fd);
-  }
-}
-function readUntrustedBytes(path, maxBytes, name) {
-  const r = untrusted_file_readUntrusted(path, { maxBytes, name });
-  return r.ok ? r.bytes : r.why;
-}
-function untrusted_file_readUntrustedFile(path, maxBytes = 1024 * 1024, over = "refuse") {
-  const r = untrusted_file_readUntrusted(path, { maxBytes, name: path, over });
-  if (r.ok) return r.bytes.toString("utf8");
-  if (r.missing) return void 0;
-  throw new Error(r.why);
 }
 
 
@@ -62707,7 +63612,7 @@ function markInService(worktree) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/crew/clean-checkout.js
+;// CONCATENATED MODULE: ./.build/src/crew/checkout-run.js
 
 
 
@@ -62718,15 +63623,6 @@ function markInService(worktree) {
 
 
 
-
-class InstallFailedError extends Error {
-  constructor(message, missing) {
-    super(message);
-    this.missing = missing;
-    this.name = "InstallFailedError";
-  }
-  missing;
-}
 function logSince(file, from) {
   if (!(0,external_node_fs_.existsSync)(file)) return "";
   const size = (0,external_node_fs_.statSync)(file).size;
@@ -62741,32 +63637,43 @@ function logSince(file, from) {
   }
 }
 const logSize = (file) => (0,external_node_fs_.existsSync)(file) ? (0,external_node_fs_.statSync)(file).size : 0;
-const clean_checkout_git = async (cwd, args) => {
+function logTail(text, max = 800) {
+  const t = text.trim();
+  return t.length > max ? `\u2026${t.slice(-max)}` : t;
+}
+const checkout_run_git = async (cwd, args) => {
   const r = await git_runGit(args, { cwd, timeoutMs: 3e5 });
   return {
     ok: r.exitCode === 0,
     output: (r.spawnError ?? "") + r.stderr.toString("utf8") + r.stdout.toString("utf8"),
-    stdout: r.stdout
+    stdout: r.stdout,
+    stderr: (r.spawnError ?? "") + r.stderr.toString("utf8")
   };
 };
+class CheckoutError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "CheckoutError";
+  }
+}
 async function addCheckout(repo, dir, base) {
   const wt = (0,external_node_path_.join)(dir, `checkout-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`);
   const common = await gitCommonDir(repo);
   const add = await withLock(
     (0,external_node_path_.join)(common, "school-worktree-admin"),
-    () => clean_checkout_git(repo, ["worktree", "add", "--detach", "--quiet", wt, base])
+    () => checkout_run_git(repo, ["worktree", "add", "--detach", "--quiet", wt, base])
   );
-  if (!add.ok) throw new Error(`could not check out the base ${base.slice(0, 12)}: ${add.output.trim()}`);
+  if (!add.ok)
+    throw new CheckoutError(`could not check out the base ${base.slice(0, 12)}: ${add.output.trim()}`);
   return wt;
 }
 async function removeCheckout(repo, wt) {
-  const removed = await clean_checkout_git(repo, ["worktree", "remove", "--force", wt]);
+  const removed = await checkout_run_git(repo, ["worktree", "remove", "--force", wt]);
   await removeTree(wt);
   if (removed.ok) return;
   const common = await gitCommonDir(repo);
-  await withLock((0,external_node_path_.join)(common, "school-worktree-admin"), () => clean_checkout_git(repo, ["worktree", "prune"]));
+  await withLock((0,external_node_path_.join)(common, "school-worktree-admin"), () => checkout_run_git(repo, ["worktree", "prune"]));
 }
-const keys = /* @__PURE__ */ new Map();
 function runInCheckout(started, wt, o, onSpawn) {
   return run_runProcess(started.argv, {
     cwd: wt,
@@ -62777,12 +63684,98 @@ function runInCheckout(started, wt, o, onSpawn) {
     ...onSpawn ? { onSpawn } : {}
   });
 }
+const reflinkable = /* @__PURE__ */ new Map();
+function reflinks(dir) {
+  let known = reflinkable.get(dir);
+  if (!known) {
+    known = (async () => {
+      const probe = (0,external_node_path_.join)(dir, `.reflink-probe-${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`);
+      try {
+        (0,external_node_fs_.writeFileSync)(`${probe}.a`, "x");
+        const r = await run_runProcess(["cp", "--reflink=always", "--", `${probe}.a`, `${probe}.b`], {
+          cwd: dir,
+          env: env_childEnv(),
+          timeoutMs: 3e4
+        });
+        return r.exitCode === 0;
+      } finally {
+        (0,external_node_fs_.rmSync)(`${probe}.a`, { force: true });
+        (0,external_node_fs_.rmSync)(`${probe}.b`, { force: true });
+      }
+    })();
+    reflinkable.set(dir, known);
+  }
+  return known;
+}
+const TOOL_CACHE = ".cache";
+async function showDependencies(deps, paths, wt, confined) {
+  const shown = { readOnlyAt: [], writable: [] };
+  const copy = !confined || await reflinks((0,external_node_path_.dirname)(deps));
+  for (const p of paths) {
+    const from = (0,external_node_path_.join)(deps, p);
+    if (!(0,external_node_fs_.existsSync)(from)) continue;
+    const to = (0,external_node_path_.join)(wt, p);
+    (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(to), { recursive: true });
+    if (copy) {
+      const r = await run_runProcess(["cp", "-a", "--reflink=auto", "--", from, to], {
+        cwd: wt,
+        env: env_childEnv(),
+        timeoutMs: 6e5
+      });
+      if (r.exitCode !== 0)
+        throw new CheckoutError(
+          `could not copy the installed ${p} into the checkout: ${(r.spawnError ?? r.stderr.toString("utf8")).trim()}`
+        );
+      continue;
+    }
+    (0,external_node_fs_.mkdirSync)(to, { recursive: true });
+    if ((0,external_node_fs_.statSync)(from).isDirectory()) {
+      (0,external_node_fs_.mkdirSync)((0,external_node_path_.join)(from, TOOL_CACHE), { recursive: true });
+      (0,external_node_fs_.mkdirSync)((0,external_node_path_.join)(to, TOOL_CACHE), { recursive: true });
+      shown.writable.push((0,external_node_path_.join)(to, TOOL_CACHE));
+    }
+    shown.readOnlyAt.push({ source: from, path: to });
+  }
+  return shown;
+}
+async function singleFlight(target, waitMs, fn) {
+  const started = performance.now();
+  (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(target), { recursive: true });
+  for (; ; ) {
+    try {
+      return await withLock(target, fn);
+    } catch (e) {
+      if (!(e instanceof LockError) || performance.now() - started > waitMs) throw e;
+    }
+  }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/clean-install.js
+
+
+
+
+
+
+
+
+const INSTALL_RETRY_MS = 10 * 6e4;
+class InstallFailedError extends Error {
+  constructor(message, missing) {
+    super(message);
+    this.missing = missing;
+    this.name = "InstallFailedError";
+  }
+  missing;
+}
+const keys = /* @__PURE__ */ new Map();
 function depsKey(o) {
   const install = o.config.dispatch.install;
   const id = `${(0,external_node_path_.resolve)(o.config.repoPath)}\0${o.baseSha}\0${JSON.stringify(install)}`;
   let key = keys.get(id);
   if (!key) {
-    key = clean_checkout_git(o.config.repoPath, [
+    key = checkout_run_git(o.config.repoPath, [
       "ls-tree",
       "-z",
       "--full-tree",
@@ -62798,111 +63791,230 @@ function depsKey(o) {
   }
   return key;
 }
-async function dependencies(o, env) {
+function remembered(file) {
+  try {
+    const r = JSON.parse((0,external_node_fs_.readFileSync)(file, "utf8"));
+    if (typeof r.at === "number" && typeof r.message === "string" && Date.now() - r.at < INSTALL_RETRY_MS)
+      return r;
+  } catch {
+  }
+  return void 0;
+}
+async function installedDependencies(o, env) {
   const install = o.config.dispatch.install;
   if (!install) return void 0;
-  const dir = (0,external_node_path_.join)(o.depsRoot, await depsKey(o));
+  const key = await depsKey(o);
+  const dir = (0,external_node_path_.join)(o.depsRoot, key);
   if ((0,external_node_fs_.existsSync)(dir)) return dir;
+  const failedFile = (0,external_node_path_.join)(o.depsRoot, `${key}.failed.json`);
+  const wait = Math.max(o.timeoutMs, 12e4) * 2;
+  return singleFlight((0,external_node_path_.join)(o.depsRoot, key), wait, async () => {
+    if ((0,external_node_fs_.existsSync)(dir)) return dir;
+    const before = remembered(failedFile);
+    if (before) {
+      appendCapped(
+        o.logFile,
+        `[school] the dependency install failed for this base ${Math.round((Date.now() - before.at) / 1e3)} s ago; not tried again before ${new Date(before.at + INSTALL_RETRY_MS).toISOString()}
+`,
+        o.config.dispatch.logMaxBytes
+      );
+      throw new InstallFailedError(before.message, before.missing);
+    }
+    try {
+      await install1(o, env, dir);
+      (0,external_node_fs_.rmSync)(failedFile, { force: true });
+      return dir;
+    } catch (e) {
+      if (e instanceof InstallFailedError)
+        atomic_writeTextAtomic(
+          failedFile,
+          JSON.stringify({
+            at: Date.now(),
+            message: e.message,
+            ...e.missing ? { missing: e.missing } : {}
+          })
+        );
+      throw e;
+    }
+  });
+}
+async function install1(o, env, dir) {
+  const install = o.config.dispatch.install;
   (0,external_node_fs_.mkdirSync)(o.depsRoot, { recursive: true });
   const work = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)(o.depsRoot, ".install-"));
   const repo = (0,external_node_path_.resolve)(o.config.repoPath);
-  const wt = await addCheckout(repo, work, o.baseSha);
+  const command = install.command.join(" ");
+  const at = o.baseSha.slice(0, 12);
   try {
-    appendCapped(
-      o.logFile,
-      `[school] installing dependencies at the base: ${install.command.join(" ")}
-`,
-      o.config.dispatch.logMaxBytes
-    );
-    const from = logSize(o.logFile);
-    const query = { command: install.command, hostPath: env.PATH ?? "" };
-    const started = await o.sandbox.confine(install.command, env, {
-      cwd: wt,
-      writable: [wt],
-      home: o.sandbox.freshHome("install"),
-      allow: o.config.sandbox.allow
-    }).catch((e) => {
-      if (e.name !== "ProgramNotFoundError") throw e;
-      const program = e.program;
-      const missing = missingProgram({ ...query, output: "", exitCode: null, notFound: program });
-      throw new InstallFailedError(`\`${program}\` was not found on PATH`, missing);
-    });
-    const r = await runInCheckout(started, wt, o);
-    if (r.spawnError || r.timedOut || r.exitCode !== 0)
-      throw new InstallFailedError(
-        `the dependency install (${install.command.join(" ")}) ${r.timedOut ? "timed out" : `exited with ${r.exitCode ?? r.spawnError ?? r.signal}`}`,
-        r.timedOut ? void 0 : missingProgram({ ...query, output: logSince(o.logFile, from), exitCode: r.exitCode })
-      );
-    const kept = (0,external_node_path_.join)(work, "kept");
-    (0,external_node_fs_.mkdirSync)(kept);
-    for (const p of install.paths) {
-      if (!(0,external_node_fs_.existsSync)((0,external_node_path_.join)(wt, p))) continue;
-      (0,external_node_fs_.mkdirSync)((0,external_node_path_.join)(kept, p, ".."), { recursive: true });
-      (0,external_node_fs_.renameSync)((0,external_node_path_.join)(wt, p), (0,external_node_path_.join)(kept, p));
-    }
+    const wt = await addCheckout(repo, work, o.baseSha);
     try {
-      (0,external_node_fs_.renameSync)(kept, dir);
-    } catch (e) {
-      if (!(0,external_node_fs_.existsSync)(dir)) throw e;
+      appendCapped(
+        o.logFile,
+        `[school] installing dependencies at the base: ${command}
+`,
+        o.config.dispatch.logMaxBytes
+      );
+      const from = logSize(o.logFile);
+      const query = { command: install.command, hostPath: env.PATH ?? "" };
+      const started = await o.sandbox.confine(install.command, env, {
+        cwd: wt,
+        writable: [wt],
+        home: o.sandbox.freshHome("install"),
+        allow: o.config.sandbox.allow
+      }).catch((e) => {
+        if (e.name !== "ProgramNotFoundError") throw e;
+        const program = e.program;
+        const missing = missingProgram({ ...query, output: "", exitCode: null, notFound: program });
+        throw new InstallFailedError(`\`${program}\` was not found on PATH`, missing);
+      });
+      const r = await runInCheckout(started, wt, o);
+      if (r.spawnError || r.timedOut || r.exitCode !== 0) {
+        const output = logSince(o.logFile, from);
+        const how = r.timedOut ? `timed out after ${Math.round(o.timeoutMs / 1e3)} s` : `exited with ${r.exitCode ?? r.spawnError ?? `signal ${r.signal}`}`;
+        throw new InstallFailedError(
+          `dispatch.install \`${command}\` ${how} at base ${at}; its output ends: ${logTail(output) || "(nothing)"}`,
+          r.timedOut ? void 0 : missingProgram({ ...query, output, exitCode: r.exitCode })
+        );
+      }
+      const kept = (0,external_node_path_.join)(work, "kept");
+      (0,external_node_fs_.mkdirSync)(kept);
+      for (const p of install.paths) {
+        if (!(0,external_node_fs_.existsSync)((0,external_node_path_.join)(wt, p))) continue;
+        (0,external_node_fs_.mkdirSync)((0,external_node_path_.join)(kept, p, ".."), { recursive: true });
+        (0,external_node_fs_.renameSync)((0,external_node_path_.join)(wt, p), (0,external_node_path_.join)(kept, p));
+      }
+      try {
+        (0,external_node_fs_.renameSync)(kept, dir);
+      } catch (e) {
+        if (!(0,external_node_fs_.existsSync)(dir)) throw e;
+      }
+    } finally {
+      await removeCheckout(repo, wt);
     }
-    return dir;
   } finally {
-    await removeCheckout(repo, wt);
     await removeTree(work);
   }
 }
-async function verifyOnCleanCheckout(o, verify, env) {
-  const failed = (why, missing) => {
-    appendCapped(o.logFile, `[school] verification could not run: ${why}
-`, o.config.dispatch.logMaxBytes);
-    return { exitCode: null, timedOut: false, durationMs: 0, ...missing ? { missing } : {} };
-  };
-  (0,external_node_fs_.mkdirSync)(o.scratch, { recursive: true });
-  const repo = (0,external_node_path_.resolve)(o.config.repoPath);
-  let deps;
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/base-run.js
+
+
+
+
+
+
+
+
+
+
+
+async function runVerification(o, verify, env, wt, work, shown, onSpawn) {
+  const results = o.config.dispatch.verifyResults;
+  const reports = (0,external_node_path_.join)(work, "results");
+  (0,external_node_fs_.mkdirSync)(reports, { recursive: true });
+  const report = results?.file ? (0,external_node_path_.join)(wt, results.file) : (0,external_node_path_.join)(reports, "verify.xml");
+  if (results) (0,external_node_fs_.rmSync)(report, { force: true, recursive: true });
+  const argv = results ? instrument(verify, results, report) : [...verify];
+  const started = await o.sandbox.confine(argv, env, {
+    cwd: wt,
+    writable: [wt, reports, ...shown.writable],
+    readOnlyAt: shown.readOnlyAt,
+    home: o.sandbox.freshHome("verify"),
+    allow: o.config.sandbox.allow
+  });
+  const from = logSize(o.logFile);
+  const run = await runInCheckout(started, wt, o, onSpawn);
+  const missing = run.exitCode === 127 ? missingProgram({
+    output: logSince(o.logFile, from),
+    exitCode: 127,
+    command: verify,
+    hostPath: env.PATH ?? ""
+  }) : void 0;
+  const out = { run, ...missing ? { missing: { ...missing, stage: "verify" } } : {} };
+  if (!results) return out;
+  const read = readReport(report, results.format);
+  if (typeof read === "string") return { ...out, unnamed: read };
+  return { ...out, named: namedResults(read, { format: results.format, cwd: wt }) };
+}
+async function baseKey(o, verify) {
+  const deps = o.config.dispatch.install ? await depsKey(o) : "";
+  const results = o.config.dispatch.verifyResults;
+  return (0,external_node_crypto_.createHash)("sha256").update(JSON.stringify([(0,external_node_path_.resolve)(o.config.repoPath), o.baseSha, deps, verify, results ?? null])).digest("hex").slice(0, 32);
+}
+function readBase(file) {
   try {
-    deps = await dependencies(o, env);
-  } catch (e) {
-    const missing = e instanceof InstallFailedError ? e.missing : void 0;
-    return failed(e.message, missing && { ...missing, stage: "install" });
+    const r = JSON.parse((0,external_node_fs_.readFileSync)(file, "utf8"));
+    return r.schema === 1 ? r : void 0;
+  } catch {
+    return void 0;
   }
-  const work = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)(o.scratch, "verify-"));
+}
+async function baseVerification(o, verify, env, deps) {
+  const key = await baseKey(o, verify);
+  const file = (0,external_node_path_.join)(o.depsRoot, `base-${key}.json`);
+  const kept = readBase(file);
+  if (kept) return { record: kept, fresh: false };
+  return singleFlight((0,external_node_path_.join)(o.depsRoot, `base-${key}`), Math.max(o.timeoutMs, 12e4) * 2, async () => {
+    const again = readBase(file);
+    if (again) return { record: again, fresh: false };
+    const made = await runAtBase(o, verify, env, deps);
+    if ("unknown" in made) return made;
+    atomic_writeTextAtomic(file, `${JSON.stringify(made.record)}
+`);
+    return { record: made.record, fresh: true };
+  });
+}
+async function runAtBase(o, verify, env, deps) {
+  const repo = (0,external_node_path_.resolve)(o.config.repoPath);
+  (0,external_node_fs_.mkdirSync)(o.scratch, { recursive: true });
+  const work = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)(o.scratch, "base-"));
   let wt;
+  const at = o.baseSha.slice(0, 12);
   try {
     wt = await addCheckout(repo, work, o.baseSha);
-    if (o.patch.trim()) {
-      const touched = await patchFiles(repo, o.baseSha, o.patch);
-      const links = touched.ok ? touched.files.filter((f) => f.gitlink).map((f) => f.path) : [];
-      if (links.length)
-        return failed(
-          `the change adds or changes submodule(s) (gitlink, mode 160000): ${links.slice(0, 10).join(", ")}; a crew's change never holds one`
-        );
-      const file = (0,external_node_path_.join)(work, "crew.patch");
-      (0,external_node_fs_.writeFileSync)(file, o.patch);
-      const applied = await clean_checkout_git(wt, ["apply", "--binary", "--whitespace=nowarn", file]);
-      if (!applied.ok) return failed(`the change does not apply at the base: ${applied.output.trim()}`);
-    }
-    const shown = (o.config.dispatch.install?.paths ?? []).filter((p) => deps && (0,external_node_fs_.existsSync)((0,external_node_path_.join)(deps, p))).map((p) => {
-      if (o.sandbox.confined) (0,external_node_fs_.mkdirSync)((0,external_node_path_.join)(wt, p), { recursive: true });
-      else (0,external_node_fs_.symlinkSync)((0,external_node_path_.join)(deps, p), (0,external_node_path_.join)(wt, p));
-      return { source: (0,external_node_path_.join)(deps, p), path: (0,external_node_path_.join)(wt, p) };
-    });
-    const started = await o.sandbox.confine(verify, env, {
-      cwd: wt,
-      readOnly: [wt],
-      readOnlyAt: shown,
-      home: o.sandbox.freshHome("verify"),
-      allow: o.config.sandbox.allow
-    });
-    const from = logSize(o.logFile);
-    const run = await runInCheckout(started, wt, o, o.onSpawn);
-    const missing = run.exitCode === 127 ? missingProgram({
-      output: logSince(o.logFile, from),
-      exitCode: 127,
-      command: verify,
-      hostPath: env.PATH ?? ""
-    }) : void 0;
-    return missing ? { ...run, missing: { ...missing, stage: "verify" } } : run;
+    const shown = deps ? await showDependencies(deps, o.config.dispatch.install?.paths ?? [], wt, o.sandbox.confined) : { readOnlyAt: [], writable: [] };
+    appendCapped(
+      o.logFile,
+      `[school] verifying the unchanged base ${at} first (once per base): ${verify.join(" ")}
+`,
+      o.config.dispatch.logMaxBytes
+    );
+    const baseLog = (0,external_node_path_.join)(work, "base.log");
+    const r = await runVerification({ ...o, logFile: baseLog }, verify, env, wt, work, shown);
+    const { run } = r;
+    const said = run.exitCode === 0 || r.named ? "" : `; its output ends:
+${logTail(logSince(baseLog, 0), 1500)}`;
+    appendCapped(
+      o.logFile,
+      `[school] the base ${at} ${run.exitCode === 0 ? "passes" : `fails (exit ${run.exitCode ?? run.signal})`}${r.named ? `: ${r.named.passed.length} test(s) pass, ${r.named.failed.length} fail` : ""}${said}
+`,
+      o.config.dispatch.logMaxBytes
+    );
+    if (r.missing) return { unknown: { why: "a program was missing", missing: r.missing } };
+    if (run.timedOut)
+      return {
+        unknown: {
+          why: `\`${verify.join(" ")}\` on the unchanged base ${at} timed out after ${Math.round(o.timeoutMs / 1e3)} s (dispatch.crewTimeoutSeconds)`
+        }
+      };
+    if (run.exitCode === null)
+      return {
+        unknown: {
+          why: `\`${verify.join(" ")}\` on the unchanged base ${at} ${run.spawnError ? `could not start: ${run.spawnError}` : `was killed by ${run.signal ?? "a signal"}`}`
+        }
+      };
+    return {
+      record: {
+        schema: 1,
+        baseSha: o.baseSha,
+        command: [...verify],
+        exitCode: run.exitCode,
+        ...r.named ? { named: r.named } : {},
+        ...r.unnamed ? { unnamed: r.unnamed } : {},
+        at: (/* @__PURE__ */ new Date()).toISOString()
+      }
+    };
   } catch (e) {
     if (e.name === "ProgramNotFoundError") {
       const missing = missingProgram({
@@ -62912,13 +64024,273 @@ async function verifyOnCleanCheckout(o, verify, env) {
         hostPath: env.PATH ?? "",
         notFound: verify[0]
       });
-      return failed(`\`${verify[0]}\` was not found on PATH`, missing && { ...missing, stage: "verify" });
+      return {
+        unknown: {
+          why: `\`${verify[0]}\` was not found on PATH`,
+          ...missing ? { missing: { ...missing, stage: "verify" } } : {}
+        }
+      };
     }
-    return failed(e.message);
+    return { unknown: { why: e.message } };
   } finally {
-    if (wt) await removeCheckout(repo, wt);
+    if (wt && (0,external_node_fs_.existsSync)(wt)) await removeCheckout(repo, wt);
     await removeTree(work);
   }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/crew/clean-checkout.js
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+const clean_checkout_list = (xs, n = 10) => xs.slice(0, n).join("; ") + (xs.length > n ? `; \u2026 (${xs.length})` : "");
+function surfaceExtra(o) {
+  const g = o.config.grading;
+  return {
+    ...g?.testPatterns ? { tests: g.testPatterns } : {},
+    ...g?.testDefinitions ? { definitions: g.testDefinitions } : {}
+  };
+}
+const clean_checkout_PACKAGE_TEST_KEYS = ["scripts", "jest", "mocha", "ava", "tap", "nyc", "c8", "vitest"];
+async function resetTestSurface(o, wt, touched) {
+  const surface = testSurface(surfaceExtra(o));
+  const restore = [];
+  const reset = [];
+  for (const f of touched) {
+    if (f.status === "A" || f.gitlink) continue;
+    const kind = surface.kind(f.path);
+    if (!kind) continue;
+    if (fencesName(f.path, o.fences ?? [], (p) => surface.kind(p) !== void 0)) continue;
+    const file = (0,external_node_path_.join)(wt, f.path);
+    if (kind === "definition") {
+      const shown = await checkout_run_git(wt, ["show", `${o.baseSha}:${f.path}`]);
+      const before = shown.ok ? shown.stdout.toString("utf8") : void 0;
+      const after = (0,external_node_fs_.existsSync)(file) ? (0,external_node_fs_.readFileSync)(file, "utf8") : void 0;
+      if (!surface.definitionChanged(f.path, before, after)) continue;
+      if (f.path.split("/").at(-1) === "package.json" && before !== void 0 && after !== void 0) {
+        const merged = mergePackageTestKeys(before, after);
+        if (merged !== void 0) {
+          (0,external_node_fs_.writeFileSync)(file, merged);
+          reset.push(f.path);
+          continue;
+        }
+      }
+    }
+    restore.push(f.path);
+  }
+  if (restore.length) {
+    const r = await checkout_run_git(wt, ["--literal-pathspecs", "checkout", o.baseSha, "--", ...restore]);
+    if (!r.ok) throw new CheckoutError(`could not put the base's tests back: ${r.output.trim()}`);
+  }
+  return [...restore, ...reset];
+}
+function mergePackageTestKeys(before, after) {
+  try {
+    const a = JSON.parse(before);
+    const b = JSON.parse(after);
+    if (!a || !b || typeof a !== "object" || typeof b !== "object") return void 0;
+    for (const k of clean_checkout_PACKAGE_TEST_KEYS) {
+      if (k in a) b[k] = a[k];
+      else delete b[k];
+    }
+    return `${JSON.stringify(b, null, 2)}
+`;
+  } catch {
+    return void 0;
+  }
+}
+async function verifyOnCleanCheckout(o, verify, env) {
+  const note = (line) => appendCapped(o.logFile, `[school] ${line}
+`, o.config.dispatch.logMaxBytes);
+  const none = { exitCode: null, timedOut: false, durationMs: 0 };
+  const environment = (kind, reason) => {
+    note(`verification could not judge the change (the school's failure, not the crew's): ${reason}`);
+    return { ...none, environment: { kind, reason } };
+  };
+  const refused = (why, extra = {}) => {
+    note(`verification could not run: ${why}`);
+    return { ...none, passed: false, reasons: [why], ...extra };
+  };
+  (0,external_node_fs_.mkdirSync)(o.scratch, { recursive: true });
+  const repo = (0,external_node_path_.resolve)(o.config.repoPath);
+  let deps;
+  try {
+    deps = await installedDependencies(o, env);
+  } catch (e) {
+    if (e instanceof InstallFailedError) {
+      if (e.missing) {
+        const missing = { ...e.missing, stage: "install" };
+        return { ...environment("program_missing", not_found_describeMissing(e.missing, "dispatch.install")), missing };
+      }
+      return environment(
+        "install_failed",
+        `${e.message}. Fix the install (a dependency it cannot fetch: sandbox.allow, a git or ssh dependency, the lockfile); the school tries again when the base or dispatch.install changes, or after ${INSTALL_RETRY_MS / 6e4} minutes`
+      );
+    }
+    return environment("install_failed", `the dependency install could not run: ${e.message}`);
+  }
+  const work = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)(o.scratch, "verify-"));
+  let wt;
+  let mine;
+  let reset = [];
+  try {
+    wt = await addCheckout(repo, work, o.baseSha);
+    if (o.patch.trim()) {
+      const touched = await patchFiles(repo, o.baseSha, o.patch);
+      const links = touched.ok ? touched.files.filter((f) => f.gitlink).map((f) => f.path) : [];
+      if (links.length)
+        return refused(
+          `the change adds or changes submodule(s) (gitlink, mode 160000): ${links.slice(0, 10).join(", ")}; a crew's change never holds one`
+        );
+      const file = (0,external_node_path_.join)(work, "crew.patch");
+      (0,external_node_fs_.writeFileSync)(file, o.patch);
+      const applied = await checkout_run_git(wt, ["apply", "--binary", "--whitespace=nowarn", file]);
+      if (!applied.ok) {
+        const why = applied.stderr.trim() || applied.output.trim();
+        return refused(`the change does not apply at the base ${o.baseSha.slice(0, 12)}: ${why}`, {
+          notApplied: why.slice(0, 2e3)
+        });
+      }
+      const allowed = o.config.grading?.allowTestChanges;
+      if (touched.ok && !allowed) reset = await resetTestSurface(o, wt, touched.files);
+      if (reset.length)
+        note(`the base's tests and test definitions put back over the patch: ${clean_checkout_list(reset, 20)}`);
+    }
+    const shown = deps ? await showDependencies(deps, o.config.dispatch.install?.paths ?? [], wt, o.sandbox.confined) : { readOnlyAt: [], writable: [] };
+    mine = await runVerification(o, verify, env, wt, work, shown, o.onSpawn);
+  } catch (e) {
+    if (e.name === "ProgramNotFoundError") {
+      const found = missingProgram({
+        output: "",
+        exitCode: null,
+        command: verify,
+        hostPath: env.PATH ?? "",
+        notFound: verify[0]
+      });
+      const missing = found && { ...found, stage: "verify" };
+      const why = `\`${verify[0]}\` was not found on PATH`;
+      return missing ? { ...environment("program_missing", not_found_describeMissing(missing, "dispatch.verify")), missing } : refused(why);
+    }
+    if (e instanceof CheckoutError) return environment("checkout_failed", e.message);
+    return environment("checkout_failed", `verification could not run: ${e.message}`);
+  } finally {
+    if (wt && (0,external_node_fs_.existsSync)(wt)) await removeCheckout(repo, wt);
+    await removeTree(work);
+  }
+  const judged = await judge(o, verify, env, deps, mine);
+  const out = {
+    exitCode: mine.run.exitCode,
+    timedOut: mine.run.timedOut,
+    durationMs: mine.run.durationMs,
+    signal: mine.run.signal,
+    ...reset.length ? { reset: reset.slice(0, MAX_NAMES) } : {},
+    ...judged
+  };
+  if (out.environment)
+    note(
+      `verification could not judge the change (the school's failure, not the crew's): ${out.environment.reason}`
+    );
+  else if (out.reasons?.length)
+    note(`verification ${out.passed ? "passed" : "failed"}: ${out.reasons.join("; ")}`);
+  return out;
+}
+async function judge(o, verify, env, deps, mine) {
+  const { run } = mine;
+  const command = `\`${verify.join(" ")}\``;
+  const at = o.baseSha.slice(0, 12);
+  if (mine.missing) {
+    const env1 = {
+      kind: "program_missing",
+      reason: not_found_describeMissing(mine.missing, "dispatch.verify")
+    };
+    return { missing: mine.missing, environment: env1 };
+  }
+  if (run.timedOut) return { passed: false, reasons: [`${command} timed out`] };
+  if (run.exitCode === null)
+    return {
+      environment: {
+        kind: "killed",
+        reason: `${command} ${run.spawnError ? `could not start: ${run.spawnError}` : `was killed by ${run.signal ?? "a signal"}`} before it ended (not the crew's timeout): the machine or the runner stopped it; the school tries again`
+      }
+    };
+  const names = !!o.config.dispatch.verifyResults;
+  if (!names && run.exitCode === 0) return { passed: true, reasons: [`${command} passed`] };
+  const known = await baseVerification(o, verify, env, deps);
+  if ("unknown" in known) {
+    const u = known.unknown;
+    if (u.missing)
+      return {
+        missing: u.missing,
+        environment: { kind: "program_missing", reason: not_found_describeMissing(u.missing, "dispatch.verify") }
+      };
+    return { environment: { kind: "killed", reason: `the base's own verification could not end: ${u.why}` } };
+  }
+  const base = known.record;
+  const baseRed = redBase(base, known.fresh, command, at);
+  const baseState = {
+    exitCode: base.exitCode,
+    passed: base.exitCode === 0 && !base.named?.failed.length,
+    named: !!base.named,
+    ...base.named ? {
+      failing: base.named.failed.slice(0, MAX_NAMES),
+      failingCount: base.named.failed.length,
+      passingCount: base.named.passed.length
+    } : {}
+  };
+  const common = { base: baseState, ...baseRed ? { baseRed } : {} };
+  if (base.named && mine.named) {
+    const d = judgeDifference(base.named, mine.named, { base: base.exitCode, now: run.exitCode });
+    return {
+      ...common,
+      passed: d.passed,
+      reasons: d.passed ? [`${command}: ${differenceSummary(d)}`] : d.reasons,
+      failToPass: d.failToPass,
+      passToPass: d.passToPass,
+      passToPassCount: d.passToPassCount,
+      ...d.broken.length ? { broken: d.broken } : {}
+    };
+  }
+  if (base.named && !mine.named)
+    return {
+      ...common,
+      passed: false,
+      reasons: [
+        `${command} exited with ${run.exitCode} and wrote no readable test report (${mine.unnamed}); the base's run did`
+      ]
+    };
+  if (run.exitCode === 0) return { ...common, passed: true, reasons: [`${command} passed`] };
+  if (base.exitCode === 0)
+    return {
+      ...common,
+      passed: false,
+      reasons: [`${command} exited with ${run.exitCode}; it passes at the base ${at}`]
+    };
+  return {
+    ...common,
+    environment: {
+      kind: "base_red",
+      reason: `the base itself fails: ${command} exits with ${base.exitCode} on the unchanged base ${at}, so the crew's failing run (exit ${run.exitCode}) cannot be told apart from the base's failure. Fix the base, or set dispatch.verifyResults so the school grades each crew on the difference from the base${base.unnamed && names ? ` (the base's run wrote no readable report: ${base.unnamed})` : ""}`
+    }
+  };
+}
+function redBase(base, fresh, command, at) {
+  if (!fresh) return void 0;
+  if (base.named?.failed.length)
+    return `the base ${at} is red: ${base.named.failed.length} test(s) fail before any change (${clean_checkout_list(base.named.failed)}); crews are graded on the difference from it`;
+  if (base.exitCode !== 0)
+    return `the base ${at} is red: ${command} exits with ${base.exitCode} before any change${base.named ? "" : "; without dispatch.verifyResults no crew can be graded on it"}`;
+  return void 0;
 }
 
 
@@ -63330,104 +64702,8 @@ function comparable(item) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/bookbag/schema.js
-
-
-const schema_BOOKBAG_FILES = {
-  record: "bookbag.json",
-  diff: "diff.patch",
-  report: "report.md",
-  verificationLog: "verification.log",
-  brief: "brief.md",
-  sessionStore: "session-store.json",
-  done: "done.flag"
-};
-function schema_sha256(data) {
-  return (0,external_node_crypto_.createHash)("sha256").update(data).digest("hex");
-}
-const schema_CREW_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const verificationRecordSchema = object({
-  command: array(schemas_string()),
-  exitCode: schemas_number().int().nullable(),
-  passed: schemas_boolean(),
-  durationMs: schemas_number().nonnegative(),
-  /** SHA-256 of the full verification log. */
-  logDigest: schemas_string(),
-  baseSha: schemas_string(),
-  diffSha: schemas_string(),
-  timedOut: schemas_boolean().default(false)
-});
-const schema_usageSchema = object({
-  inputTokens: schemas_number().nonnegative().optional(),
-  outputTokens: schemas_number().nonnegative().optional(),
-  /** Part of inputTokens served from a cache (codex `cached_input_tokens`, claude cache reads). */
-  cachedInputTokens: schemas_number().nonnegative().optional(),
-  /**
-   * Part of inputTokens written to the prompt cache (claude `cache_creation_input_tokens`, codex
-   * `cache_write_input_tokens`).
-   */
-  cacheCreationTokens: schemas_number().nonnegative().optional(),
-  /** Part of outputTokens spent reasoning (codex `reasoning_output_tokens`). */
-  reasoningOutputTokens: schemas_number().nonnegative().optional(),
-  costUsd: schemas_number().nonnegative().optional()
-});
-const schema_bookbagSchema = object({
-  schema: literal(1),
-  crewId: schemas_string(),
-  issueNumber: schemas_number().int().positive(),
-  agent: schemas_string(),
-  daemon: schemas_string(),
-  role: schemas_string(),
-  domain: schemas_string(),
-  difficulty: schemas_number().int(),
-  fences: array(schemas_string()),
-  baseSha: schemas_string(),
-  /** SHA-256 of diff.patch. */
-  diffSha: schemas_string(),
-  /** SHA-256 of the brief the student received. */
-  briefSha: schemas_string(),
-  changedFiles: array(schemas_string()),
-  outcome: schemas_string(),
-  /** Null when the crew never reached verification: graded FAIL verification_unavailable (N5.3). */
-  verification: verificationRecordSchema.nullable(),
-  usage: schema_usageSchema.optional(),
-  /** Correction turns the crew sent after a failed verification (seed 002). */
-  correctionTurns: schemas_number().int().nonnegative().optional(),
-  /** The agent session the turns ran in (claude session_id, codex thread_id). */
-  agentSession: schemas_string().optional(),
-  /**
-   * The agent's session files kept in `session-store.json` for a revision to resume: the file's
-   * digest and size, or why none was kept (too large, a link in the way, no session files).
-   */
-  sessionStore: discriminatedUnion("kept", [
-    strictObject({
-      kept: literal(true),
-      sha256: schemas_string().regex(/^[0-9a-f]{64}$/),
-      bytes: schemas_number().int().nonnegative(),
-      files: schemas_number().int().positive()
-    }),
-    strictObject({ kept: literal(false), why: schemas_string() })
-  ]).optional(),
-  /** Set when the crew started from an interrupted crew's change: that crew's id. */
-  continuedFrom: schemas_string().optional(),
-  /** A revision crew: the delivered crew it revised, and how its agent session began. */
-  revision: object({
-    revises: schemas_string(),
-    round: schemas_number().int().positive(),
-    pr: schemas_number().int().positive(),
-    /**
-     * `resumed`: the delivered crew's agent session went on with the feedback as its prompt;
-     * `fresh`: a new session got the original brief, the delivered diff and the feedback.
-     */
-    session: schemas_enum(["resumed", "fresh"]),
-    /** Why the session was fresh (a command agent, no session store kept, the resume refused). */
-    why: schemas_string().optional()
-  }).optional(),
-  timings: object({ startedAt: schemas_string(), finishedAt: schemas_string(), durationMs: schemas_number() })
-});
-const doneFlagSchema = object({ crewId: schemas_string(), recordSha: schemas_string(), diffSha: schemas_string() });
-
-
+// EXTERNAL MODULE: external "node:buffer"
+var external_node_buffer_ = __nccwpck_require__(4573);
 ;// CONCATENATED MODULE: ./.build/src/security/bound.js
 
 const MAX_DETAIL = 1024;
@@ -63564,6 +64840,7 @@ function checkSessionStore(dir, note) {
 
 
 
+
 class BookbagAccessError extends SchoolError {
   constructor(crewId, reader) {
     super(
@@ -63582,11 +64859,32 @@ class BookbagIncompleteError extends SchoolError {
     this.name = "BookbagIncompleteError";
   }
 }
+class PatchIntegrityError extends BookbagIncompleteError {
+  constructor(crewId, detail) {
+    super(crewId, detail);
+    this.crewId = crewId;
+    this.message = `the patch of crew ${crewId} ${detail}; the school's error, not the student's: it is neither graded nor delivered`;
+    this.name = "PatchIntegrityError";
+  }
+  crewId;
+}
+function patchText(bytes, crewId) {
+  if (!(0,external_node_buffer_.isUtf8)(bytes)) {
+    throw new PatchIntegrityError(
+      crewId,
+      "is not UTF-8 text (a text file in another encoding): the school carries a patch as text and cannot keep this one byte for byte"
+    );
+  }
+  return bytes.toString("utf8");
+}
 function writeBookbag(dir, files) {
   rmSync(join(dir, BOOKBAG_FILES.done), { force: true });
   const diffPath = join(dir, BOOKBAG_FILES.diff);
-  writeTextAtomic(diffPath, files.diff);
+  const patch = typeof files.diff === "string" ? Buffer.from(files.diff, "utf8") : files.diff;
+  writeFileAtomic(diffPath, patch);
   const diffSha = sha256(readFileSync(diffPath));
+  if (diffSha !== sha256(patch))
+    throw new PatchIntegrityError(files.record.crewId, "written but read back otherwise");
   if (files.report !== void 0) writeTextAtomic(join(dir, BOOKBAG_FILES.report), files.report);
   if (files.verificationLog !== void 0) {
     writeTextAtomic(join(dir, BOOKBAG_FILES.verificationLog), files.verificationLog);
@@ -63642,13 +64940,20 @@ async function readBookbag(layout, crewId, reader, root) {
     throw incomplete(`${schema_BOOKBAG_FILES.record} names crew ${record.data.crewId}`);
   const diffBytes = bytes("diff") ?? Buffer.alloc(0);
   const diffSha = schema_sha256(diffBytes);
-  if (diffSha !== flag.data.diffSha || diffSha !== record.data.diffSha) {
-    throw incomplete(`${schema_BOOKBAG_FILES.diff} does not match the digest in ${schema_BOOKBAG_FILES.done}`);
+  if (flag.data.diffSha !== record.data.diffSha) {
+    throw incomplete(`${schema_BOOKBAG_FILES.record} and ${schema_BOOKBAG_FILES.done} name different patches`);
+  }
+  if (diffSha !== record.data.diffSha) {
+    throw new PatchIntegrityError(
+      crewId,
+      `in its bookbag does not match the digest recorded at collection (${schema_BOOKBAG_FILES.diff} has sha256 ${diffSha.slice(0, 12)}\u2026, ${schema_BOOKBAG_FILES.done} names ${record.data.diffSha.slice(0, 12)}\u2026)`
+    );
   }
   const optional = (k) => bytes(k)?.toString("utf8");
   return {
     record: record.data,
     diff: diffBytes.toString("utf8"),
+    patch: diffBytes,
     report: optional("report"),
     verificationLog: optional("verificationLog"),
     brief: optional("brief")
@@ -63686,6 +64991,177 @@ function parseJson(b) {
   } catch {
     return void 0;
   }
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/security/secret-scan.js
+
+
+class SecretInPatchError extends SchoolError {
+  constructor(findings) {
+    super(`secret_in_patch: ${describeSecrets(findings)}`);
+    this.findings = findings;
+    this.name = "SecretInPatchError";
+  }
+  findings;
+  code = "secret_in_patch";
+}
+function describeSecrets(findings) {
+  const shown = findings.slice(0, 5).map((f) => `${f.kind} at ${f.file.slice(0, 200)} line ${f.line}`);
+  const more = findings.length > 5 ? ` and ${findings.length - 5} more` : "";
+  return `the change adds ${shown.join(", ")}${more}; a credential in a change is refused, never kept, delivered or shown`;
+}
+const MAX_FINDINGS = 50;
+function scanPatch(patch) {
+  const findings = [];
+  let file = "";
+  let hunk;
+  let pemAt;
+  for (const raw of patch.split("\n")) {
+    if (findings.length >= MAX_FINDINGS) break;
+    if (hunk && (hunk.oldLeft > 0 || hunk.newLeft > 0)) {
+      const mark = raw[0];
+      if (mark === "\\") continue;
+      if (mark === "+") {
+        const text = raw.slice(1);
+        if (pemAt && PEM_BODY.test(text)) findings.push({ ...pemAt, kind: PEM_KIND });
+        pemAt = PEM_HEADER.test(text) ? { file, line: hunk.line } : void 0;
+        const kind = PEM_INLINE.test(text) ? PEM_KIND : lineSecret(text);
+        if (kind) findings.push({ file, line: hunk.line, kind });
+        hunk.line++;
+        hunk.newLeft--;
+        continue;
+      }
+      pemAt = void 0;
+      if (mark === "-") hunk.oldLeft--;
+      else {
+        hunk.oldLeft--;
+        hunk.newLeft--;
+        hunk.line++;
+      }
+      continue;
+    }
+    hunk = void 0;
+    pemAt = void 0;
+    if (raw.startsWith("diff --git ")) file = "";
+    else if (raw.startsWith("+++ ")) file = newPath(raw.slice(4));
+    else if (raw.startsWith("@@ ")) {
+      const m = /^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(raw);
+      if (m) hunk = { oldLeft: secret_scan_count(m[1]), newLeft: secret_scan_count(m[3]), line: Number(m[2]) };
+    }
+  }
+  return dedupe(findings);
+}
+function holdsCredential(text) {
+  if (!MAY_HOLD.test(text) && !holdsRegisteredSecret(text, credentialLike)) return false;
+  let pem = false;
+  for (const raw of text.split("\n")) {
+    const line = /^[+ -]/.test(raw) ? raw.slice(1) : raw;
+    if (pem && PEM_BODY.test(line) || PEM_INLINE.test(line) || lineSecret(line)) return true;
+    pem = PEM_HEADER.test(line);
+  }
+  return false;
+}
+function refuseSecrets(patch) {
+  const findings = scanPatch(patch);
+  if (findings.length) throw new SecretInPatchError(findings);
+}
+const MAY_HOLD = /gh[pousr]_|github_pat_|sk-|A(?:KI|SI|GP|ID|RO|NP)A|AIza|xox|hooks\.slack\.com|PRIVATE KEY|token|secret|passw|phrase|key|credential/i;
+const PEM_KIND = "a PEM private key";
+const PEM_HEADER = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
+const PEM_BODY = /^[\s"'`]*[A-Za-z0-9+/]{40,}={0,2}[\s"'`,;\\n]*$/;
+const PEM_INLINE = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:\\r)?\\n[A-Za-z0-9+/]{40,}/;
+const FORMATS = TOKEN_FORMATS.filter((f) => f.kind !== PEM_KIND && f.kind !== "a JSON Web Token");
+const PREFIX = /^(?:github_pat_|gh[pousr]_|sk-ant-(?:api\d\d-|admin\d\d-)?|sk-(?:proj-|svcacct-|admin-|live-|test-)?|xox[abposre]-|https:\/\/hooks\.slack\.com\/services\/|AIza)/;
+function lineSecret(text) {
+  if (redact_holdsRegisteredSecret(text, credentialLike)) return "a secret the school holds";
+  for (const { kind, pattern } of FORMATS) {
+    for (const m of text.matchAll(new RegExp(pattern.source, "g"))) {
+      const token = m[0];
+      if (kind === "an AWS access key id") {
+        if (!token.endsWith("EXAMPLE")) return kind;
+        continue;
+      }
+      const body = token.replace(PREFIX, "");
+      if (/[0-9]/.test(body) && /[A-Za-z]/.test(body) && entropy(body) >= 3) return kind;
+    }
+  }
+  return credentialAssignment(text);
+}
+function credentialLike(secret) {
+  return secret.length >= 16 && !/^https?:\/\//.test(secret) && entropy(secret) >= 3;
+}
+const CREDENTIAL_KEY = /(?:token|secret|password|passwd|passphrase|apikey|accesskey|secretkey|privatekey|credential|credentials|clientsecret)$/;
+const VALUE = "[A-Za-z0-9+/=_.~-]{32,}";
+const ASSIGNMENTS = [
+  // `key = "v"`, `key: 'v'`, `"key": "v"`, `key := "v"`, `:key => "v"`, `key: String = "v"`.
+  new RegExp(
+    `([A-Za-z0-9_$@.-]+)["']?\\s*(?::=|=>|=|:)\\s*(?:[A-Za-z]+\\s*=\\s*)?["'\`](${VALUE})["'\`]`,
+    "g"
+  ),
+  // `KEY=v` in an env file, `key: v` in YAML.
+  new RegExp(`^\\s*(?:export\\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\\s*[=:]\\s*(${VALUE})\\s*$`, "g")
+];
+function credentialAssignment(text) {
+  for (const re of ASSIGNMENTS) {
+    for (const m of text.matchAll(re)) {
+      const key = (m[1] ?? "").split(".").pop().toLowerCase().replace(/[^a-z0-9]/g, "");
+      const value = m[2] ?? "";
+      if (!CREDENTIAL_KEY.test(key)) continue;
+      if (!/[0-9]/.test(value) || !/[A-Za-z]/.test(value)) continue;
+      if (entropy(value) >= 4) return `a high-entropy value assigned to \`${key.slice(0, 60)}\``;
+    }
+  }
+  return void 0;
+}
+function entropy(s) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let h = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+function secret_scan_count(n) {
+  return n === void 0 ? 1 : Number(n);
+}
+function newPath(spec) {
+  const s = spec.replace(/\t.*$/, "");
+  const unquoted = s.startsWith('"') ? unquote(s) : s;
+  return unquoted === "/dev/null" ? unquoted : unquoted.replace(/^[a-z]\//, "");
+}
+function unquote(s) {
+  const bytes = [];
+  const body = s.slice(1, s.endsWith('"') ? -1 : void 0);
+  const escapes = { n: 10, t: 9, r: 13, a: 7, b: 8, f: 12, v: 11, '"': 34, "\\": 92 };
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c !== "\\") {
+      bytes.push(...Buffer.from(c, "utf8"));
+      continue;
+    }
+    const oct = /^[0-7]{3}/.exec(body.slice(i + 1));
+    if (oct) {
+      bytes.push(parseInt(oct[0], 8));
+      i += 3;
+    } else {
+      const e = body[i + 1] ?? "";
+      bytes.push(escapes[e] ?? e.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString("utf8");
+}
+function dedupe(findings) {
+  const seen = /* @__PURE__ */ new Set();
+  return findings.filter((f) => {
+    const k = `${f.file}\0${f.line}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }
 
 
@@ -63748,6 +65224,7 @@ function pullRequestBody(record, verdict, o) {
     "| | |",
     "|---|---|",
     `| Verdict | accepted by the ${plainText(verdict.decidedBy, 40)} judge: ${cell(verdict.code)}, score ${verdict.score.toFixed(2)} |`,
+    ...verdict.proof ? [`| Proved by | ${plainText(verdict.proof, 300)} |`] : [],
     `| Verification | ${v ? `${cell(v.command.join(" "))} ${v.passed ? "passed" : "failed"} (exit ${v.exitCode ?? "none"}, ${seconds(v.durationMs)}${v.timedOut ? ", timed out" : ""})` : "none recorded"} |`,
     `| Cost | ${cost} |`,
     `| Changed files | ${record.changedFiles.length} |`,
@@ -63774,6 +65251,12 @@ class DeliveryRefusedError extends SchoolError {
   constructor(message) {
     super(message);
     this.name = "DeliveryRefusedError";
+  }
+}
+class DeliveredTreeError extends DeliveryRefusedError {
+  constructor(message) {
+    super(message);
+    this.name = "DeliveredTreeError";
   }
 }
 
@@ -63829,6 +65312,7 @@ async function commitPatch(c) {
         `the patch adds or changes submodule(s) (gitlink, mode 160000): ${links.slice(0, 10).join(", ")}; a crew's change never holds one, so it is not delivered`
       );
     const tree = await gitOut(["write-tree"], { cwd: c.repoPath, env });
+    await sameAsWorktree(c.repoPath, c.baseSha, tree, c.diff);
     return await gitOut(["commit-tree", tree, "-p", c.baseSha, "-F", "-"], {
       cwd: c.repoPath,
       input: c.message,
@@ -63844,6 +65328,32 @@ async function commitPatch(c) {
   } finally {
     (0,external_node_fs_.rmSync)(dir, { recursive: true, force: true });
   }
+}
+async function sameAsWorktree(repoPath, baseSha, tree, diff) {
+  const text = typeof diff === "string" ? diff : diff.toString("latin1");
+  const named = [...text.matchAll(/^index [0-9a-f]{7,64}\.\.([0-9a-f]{7,64})(?: [0-7]{6})?$/gm)].map((m) => m[1]).filter((id) => !/^0+$/.test(id));
+  if (!named.length) return;
+  const raw = await git_runGit(
+    ["diff-tree", "-r", "--raw", "-z", "--no-renames", "--full-index", baseSha, tree],
+    {
+      cwd: repoPath
+    }
+  );
+  if (raw.exitCode !== 0)
+    throw new DeliveryError(
+      `git diff-tree failed in ${repoPath}: ${raw.stderr.toString("utf8").trim().slice(0, 300)}`
+    );
+  const held = /* @__PURE__ */ new Set();
+  const fields = raw.stdout.toString("utf8").split("\0");
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [, , , to, status] = fields[i].split(" ");
+    if (to && status !== "D") held.add(to);
+  }
+  const missing = named.filter((id) => ![...held].some((h) => h.startsWith(id)));
+  if (missing.length)
+    throw new DeliveredTreeError(
+      `the delivery commit does not hold the student's change byte for byte: ${missing.length} file(s) of the patch (blob ${missing[0].slice(0, 12)}\u2026) are not in the tree made from it; nothing is pushed`
+    );
 }
 async function refHead(repoPath, ref) {
   const r = await git_runGit(["log", "-1", "--format=%ct%n%B", ref, "--"], { cwd: repoPath });
@@ -63897,6 +65407,35 @@ async function pushBranch(o) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/delivery/protected.js
+
+
+
+
+async function refuseProtectedPaths(config, o) {
+  const r = await git_runGit(["diff-tree", "-r", "-z", "--no-renames", "--name-only", o.baseSha, o.sha, "--"], {
+    cwd: config.repoPath,
+    timeoutMs: 12e4
+  });
+  if (r.exitCode !== 0 || r.overflowed)
+    throw new DeliveryError(
+      `could not list what commit ${o.sha.slice(0, 12)} changes: ${(r.spawnError ?? r.stderr.toString("utf8")).trim().slice(0, 300)}`
+    );
+  const paths = r.stdout.toString("utf8").split("\0").filter(Boolean);
+  const guard = protectedPaths({
+    repoPath: config.repoPath,
+    configFile: configSource(config),
+    allow: config.grading.allowProtected,
+    fences: o.fences
+  });
+  const refused = paths.filter((p) => guard.refused(p));
+  if (refused.length > 0)
+    throw new DeliveryRefusedError(
+      `the change touches protected path(s) ${refused.slice(0, 10).join(", ")}: workflows, the school's configuration, git attributes and package-manager or CI settings are never pushed by the school unless the issue's fences or grading.allowProtected name them`
+    );
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/delivery/pull-request.js
 
 async function ensurePullRequest(port, p) {
@@ -63918,6 +65457,9 @@ async function ensurePullRequest(port, p) {
 
 
 
+
+
+
 function resolveDeliveryMode(delivery, where) {
   return delivery.mode ?? (where.actions ? "pull-request" : "branch");
 }
@@ -63930,6 +65472,7 @@ function createDeliverer(o) {
       try {
         bag = await readBookbag(o.layout, req.crewId, { role: "grader" });
       } catch (e) {
+        if (e instanceof PatchIntegrityError) await deliver_alert(o.layout, req, "patch-integrity", e.message);
         if (e instanceof BookbagIncompleteError) throw new DeliveryRefusedError(e.message);
         throw e;
       }
@@ -63939,18 +65482,28 @@ function createDeliverer(o) {
           `bookbag ${req.crewId} is for issue #${record.issueNumber}, not #${req.issueNumber}`
         );
       }
+      const secrets = record.refusal?.findings ?? scanPatch(bag.diff);
+      if (secrets.length) {
+        const why = `secret_in_patch: ${describeSecrets(secrets)}`;
+        await deliver_alert(o.layout, req, "secret-in-patch", why);
+        throw new DeliveryRefusedError(why);
+      }
       if (bag.diff.trim() === "") throw new DeliveryRefusedError(`crew ${req.crewId} changed nothing`);
       const title = o.issueTitle?.(req.issueNumber);
       const date = record.timings.finishedAt;
       const sha = await commitPatch({
         repoPath: o.config.repoPath,
         baseSha: record.baseSha,
-        diff: bag.diff,
+        diff: bag.patch,
         message: commitMessage(record, title),
         author: d.author,
         date,
         ...o.gitAuth ? { auth: o.gitAuth } : {}
+      }).catch(async (e) => {
+        if (e instanceof DeliveredTreeError) await deliver_alert(o.layout, req, "patch-integrity", e.message);
+        throw e;
       });
+      await refuseProtectedPaths(o.config, { baseSha: record.baseSha, sha, fences: record.fences });
       const branch = branchName(req.issueNumber);
       if (o.mode === "branch") {
         const updated2 = await updateRef(o.config.repoPath, `refs/heads/${branch}`, sha, date);
@@ -63983,6 +65536,9 @@ function createDeliverer(o) {
       return { mode: "pull-request", branch, sha, updated, pullRequest: { number: pr.number, url: pr.url } };
     }
   };
+}
+async function deliver_alert(layout, req, kind, detail) {
+  await audit(layout, "delivery.alert", { crewId: req.crewId, issueNumber: req.issueNumber, kind, detail });
 }
 
 
@@ -64555,6 +66111,7 @@ const spendFold = registerFold({
       const crews = state.crews ??= {};
       const c = crews[crewId] ??= { usd: 0, day };
       c.usd += cost;
+      if (e.data.source === "metered") c.meteredUsd = (c.meteredUsd ?? 0) + cost;
       if (day > c.day) c.day = day;
     }
     return state;
@@ -64637,11 +66194,14 @@ async function recordCrewSpend(layout, crew, usage, turn = 0, o = {}) {
   return recordUsageSpend(layout, turn === 0 ? crew.crewId : `${crew.crewId}:turn-${turn}`, crew, usage, o);
 }
 async function recordUsageSpend(layout, key, who, usage, o = {}) {
+  const reported = usage.costUsd ?? 0;
+  const metered = o.meteredUsd;
   return recordSpend(
     layout,
     key,
     {
-      costUsd: usage.costUsd ?? 0,
+      costUsd: metered === void 0 ? reported : Math.max(0, Math.round((reported - metered) * 1e6) / 1e6),
+      ...metered === void 0 ? {} : { meteredUsd: metered, reportedUsd: reported },
       crewId: who.crewId,
       issueNumber: who.issueNumber,
       agent: who.agent,
@@ -64652,10 +66212,10 @@ async function recordUsageSpend(layout, key, who, usage, o = {}) {
       }
     },
     void 0,
-    o
+    o.maxUsd === void 0 ? {} : { maxUsd: o.maxUsd }
   );
 }
-function boundTurnCost(agent, usage, leftUsd) {
+function boundTurnCost(agent, usage, leftUsd, meteredUsd = 0) {
   const priced = agent.kind === "command" && agent.pricing ? priceTokens(
     {
       input: usage.inputTokens ?? 0,
@@ -64666,16 +66226,24 @@ function boundTurnCost(agent, usage, leftUsd) {
   ) : void 0;
   const figure = priced ?? usage.costUsd ?? 0;
   const reportedUsd = Number.isFinite(figure) && figure >= 0 ? figure : Number.MAX_VALUE;
-  const left = leftUsd === void 0 ? void 0 : Math.max(0, Math.round(leftUsd * 1e6) / 1e6);
-  const over = left !== void 0 && reportedUsd > left;
-  const costUsd = over ? left : reportedUsd;
-  const counted = priced !== void 0 || over || usage.costUsd !== void 0;
+  const metered = Number.isFinite(meteredUsd) && meteredUsd > 0 ? meteredUsd : 0;
+  const left = leftUsd === void 0 ? void 0 : Math.max(0, Math.round((leftUsd - metered) * 1e6) / 1e6);
+  const beyond = Math.max(0, reportedUsd - metered);
+  const over = left !== void 0 && beyond > left;
+  const costUsd = metered ? finiteRound(metered + (over ? left : beyond)) : over ? left : reportedUsd;
+  const counted = priced !== void 0 || over || usage.costUsd !== void 0 || metered > 0;
   return { usage: { ...usage, ...counted ? { costUsd } : {} }, reportedUsd, over };
 }
 function budgetedAgent(agent, leftUsd) {
   return agent.kind === "claude-code" && leftUsd !== void 0 ? { ...agent, maxBudgetUsd: leftUsd } : agent;
 }
 const usage_usd = (n) => `$${n.toFixed(2)}`;
+function meteredBudgetEnding(refusal, meteredUsd, reportedUsd) {
+  return {
+    kind: "failed",
+    reason: `${refusal}. The key proxy refused the crew's further requests: it metered ${usage_usd(meteredUsd)} of the API's answers this turn, the crew reported ${usage_usd(reportedUsd)}; the crew was stopped`
+  };
+}
 function budgetEnding(budgetUsd, spentUsd, over) {
   return {
     kind: "failed",
@@ -64744,44 +66312,6 @@ class layout_StateLayout {
 }
 
 
-// EXTERNAL MODULE: ./node_modules/picomatch/index.js
-var picomatch = __nccwpck_require__(14006);
-;// CONCATENATED MODULE: ./.build/src/curriculum/glob.js
-
-const OPTIONS = { dot: true, noextglob: true, nonegate: true, windows: false };
-const META = /[*?[{]/;
-function normalizeGlob(glob) {
-  let g = glob.trim().replace(/\\/g, "/");
-  while (g.startsWith("./")) g = g.slice(2);
-  return g.replace(/^\/+/, "").replace(/\/{2,}/g, "/").replace(/\/+$/, "");
-}
-function glob_isBasenameGlob(normalized) {
-  return !normalized.includes("/") && META.test(normalized);
-}
-function globMatcher(glob) {
-  const g = normalizeGlob(glob);
-  if (g === "") return () => false;
-  const base = glob_isBasenameGlob(g) ? `**/${g}` : g;
-  const match = picomatch([base, `${base}/**`], OPTIONS);
-  return (path) => match(normalizeGlob(path));
-}
-function matchesAny(path, globs) {
-  return globs.some((g) => globMatcher(g)(path));
-}
-const CANDIDATE = /[\w@./-]*[./][\w@./-]*/g;
-const PATHISH = /^(?:[\w@.-]+(?:\/[\w@.-]+)+\/?|[\w-]+\.[A-Za-z][A-Za-z0-9]{0,9})$/;
-const MAX_PATHS = 200;
-function mentionedPaths(text) {
-  const out = /* @__PURE__ */ new Set();
-  for (const m of text.matchAll(CANDIDATE)) {
-    const token = m[0].replace(/[.:]+$/, "").replace(/^\.\//, "");
-    if (token.length >= 3 && PATHISH.test(token)) out.add(token);
-    if (out.size >= MAX_PATHS) break;
-  }
-  return [...out];
-}
-
-
 ;// CONCATENATED MODULE: ./.build/src/grading/rubric.js
 
 function diffFiles(touched) {
@@ -64804,10 +66334,6 @@ function diffFiles(touched) {
 function insideFences(path, fences) {
   if (fences.length === 0) return true;
   return matchesAny(path, fences);
-}
-const TEST_PATH = /(^|\/)(test|tests|__tests__|spec|specs)\/|\.(test|spec)\.[A-Za-z0-9]+$|_test\.(go|py|rb)$|(^|\/)test_[^/]+\.py$/;
-function isTestPath(path) {
-  return TEST_PATH.test(path);
 }
 function rubricFinding(touched, fences, limits, crew = {}) {
   const coding = (crew.role ?? "coding") === "coding";
@@ -64846,9 +66372,6 @@ function rubricFinding(touched, fences, limits, crew = {}) {
       `${unique.length} path(s) outside the issue's fences (${fences.join(", ")}): ${unique.slice(0, 10).join(", ")}`
     ]);
   }
-  const deletedTests = files.filter((f) => f.deleted && isTestPath(f.path)).map((f) => f.path);
-  if (deletedTests.length > 0)
-    return fail("deleted_tests", [`deletes test file(s): ${deletedTests.join(", ")}`]);
   const lines = files.reduce((n, f) => n + f.added + f.removed, 0);
   if (files.length > limits.maxChangedFiles) {
     return fail("too_many_files", [`${files.length} files changed; the limit is ${limits.maxChangedFiles}`]);
@@ -64860,9 +66383,153 @@ function rubricFinding(touched, fences, limits, crew = {}) {
     judge: "rubric",
     passed: true,
     code: "rubric_passed",
-    reasons: [`${files.length} file(s), ${lines} line(s), inside fences, no tests deleted`],
+    reasons: [`${files.length} file(s), ${lines} line(s), inside fences`],
     score: 1
   };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/policy.js
+
+
+
+
+
+
+
+
+const policy_ZERO = /^0+$/;
+class PolicyBaseMissingError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "PolicyBaseMissingError";
+  }
+}
+async function policyFinding(o) {
+  if (o.diff.length === 0) return passed();
+  const base = await git_runGit(["cat-file", "-e", `${o.baseSha}^{commit}`], { cwd: (0,external_node_path_.resolve)(o.repoPath) });
+  if (base.exitCode !== 0)
+    throw new PolicyBaseMissingError(
+      `the policy judge could not read base ${o.baseSha} in ${o.repoPath}: the repository lacks that commit (fetch it, or check out with enough history); the grading job is retried`
+    );
+  const touched = await patchFiles((0,external_node_path_.resolve)(o.repoPath), o.baseSha, o.diff);
+  if (!touched.ok)
+    return fail("patch_does_not_apply", [
+      `git cannot apply the patch at its base: ${touched.output.trim().slice(0, 300)}`
+    ]);
+  const guard = protectedPaths({
+    repoPath: o.repoPath,
+    configFile: o.configFile,
+    allow: o.grading.allowProtected,
+    fences: o.fences
+  });
+  const surface = testSurface({ tests: o.grading.testPatterns, definitions: o.grading.testDefinitions });
+  const isSurface = (p) => surface.kind(p) !== void 0;
+  const refusedProtected = touched.files.map((f) => f.path).filter((p) => guard.refused(p));
+  const allowedProtected = touched.files.map((f) => f.path).filter((p) => guard.isProtected(p) && !guard.refused(p));
+  const renamedTo = new Map(
+    diffFiles(touched.files).filter((d) => d.oldPath !== void 0).map((d) => [d.oldPath, d.path])
+  );
+  const changes = [];
+  for (const f of touched.files) {
+    const kind = surface.kind(f.path);
+    if (kind === "test") {
+      if (policy_ZERO.test(f.oldSha)) continue;
+      changes.push({ path: f.path, what: await testChange(o.repoPath, f, renamedTo.get(f.path)) });
+    } else if (kind === "definition") {
+      const before = await blob(o.repoPath, f.oldSha, f.oldMode);
+      const after = await blob(o.repoPath, f.newSha, f.newMode);
+      if (surface.definitionChanged(f.path, before, after))
+        changes.push({ path: f.path, what: describeDefinition(f) });
+    }
+  }
+  const fencedOrAllowed = (p) => o.grading.allowTestChanges || fencesName(p, o.fences, isSurface) || guard.isProtected(p) && !guard.refused(p);
+  const refusedTests = changes.filter((c) => !fencedOrAllowed(c.path));
+  const allowedTests = changes.filter((c) => fencedOrAllowed(c.path));
+  const list = (cs) => cs.slice(0, 10).map((c) => `${c.path} (${c.what})`).join(", ") + (cs.length > 10 ? ` and ${cs.length - 10} more` : "");
+  if (refusedProtected.length > 0) {
+    const reasons = [
+      `the patch changes protected path(s) ${refusedProtected.slice(0, 10).join(", ")}: workflows, the school's configuration, git attributes and package-manager or CI settings run with the repository's trust once pushed. Leave them out of the change; an issue that must change them names them in its fences, or grading.allowProtected does.`
+    ];
+    if (refusedTests.length > 0)
+      reasons.push(`it also changes the base's tests or test definitions: ${list(refusedTests)}`);
+    return fail("protected_path", reasons);
+  }
+  if (refusedTests.length > 0)
+    return fail("tests_changed", [
+      `the patch changes the base's tests or how they run: ${list(refusedTests)}. The base's tests decide what "passed" means; fix the code and add new tests instead. An issue about the tests themselves names these files in its fences, or grading.allowTestChanges: true lets such changes through for a reviewer to check.`
+    ]);
+  const flags = [];
+  if (allowedTests.length > 0)
+    flags.push(
+      `flagged for review: changes the base's tests or how they run, allowed by ${o.grading.allowTestChanges ? "grading.allowTestChanges" : allowedTests.some((c) => guard.isProtected(c.path)) ? "the issue's fences or grading.allowProtected" : "the issue's fences"}: ${list(allowedTests)}`
+    );
+  if (allowedProtected.length > 0)
+    flags.push(
+      `flagged for review: changes protected path(s), allowed by the issue's fences or grading.allowProtected: ${allowedProtected.slice(0, 10).join(", ")}`
+    );
+  if (flags.length > 0)
+    return { judge: "policy", passed: true, code: "policy_flagged", reasons: flags, score: 1 };
+  return passed();
+}
+function passed() {
+  return {
+    judge: "policy",
+    passed: true,
+    code: "policy_passed",
+    reasons: ["no protected path touched; the base's tests and test definitions unchanged"],
+    score: 1
+  };
+}
+function fail(code, reasons) {
+  return { judge: "policy", passed: false, code, reasons, score: 0 };
+}
+async function blob(repo, sha, mode) {
+  if (policy_ZERO.test(sha) || mode === "160000") return void 0;
+  const r = await git_runGit(["cat-file", "blob", sha], {
+    cwd: repo,
+    timeoutMs: 6e4,
+    maxOutputBytes: 64 << 20
+  });
+  if (r.exitCode !== 0 || r.overflowed) return `\0unreadable ${sha}`;
+  return r.stdout.toString("utf8");
+}
+const SKIP = /\bskip\s*:\s*(true|['"`])|\btodo\s*:\s*(true|['"`])|\.(skip|todo|only)\s*\(|\b(xit|xtest|xdescribe|xcontext|xspecify)\s*\(|@pytest\.mark\.(skip|skipif|xfail)|@unittest\.(skip|expectedFailure)|\bpytest\.skip\(|\bt\.Skip(Now|f)?\(|#\[ignore\b|^\s*(skip|pending)\b/m;
+async function testChange(repo, f, renamedTo) {
+  if (renamedTo !== void 0) return `renamed to ${renamedTo}`;
+  if (policy_ZERO.test(f.newSha)) return "deleted";
+  const before = await blob(repo, f.oldSha, f.oldMode) ?? "";
+  const after = await blob(repo, f.newSha, f.newMode) ?? "";
+  const had = new Set(before.split("\n"));
+  const added = after.split("\n").filter((l) => !had.has(l));
+  return added.some((l) => SKIP.test(l)) ? "modified: marks tests skipped" : "modified";
+}
+function describeDefinition(f) {
+  if (policy_ZERO.test(f.oldSha)) return "added";
+  if (policy_ZERO.test(f.newSha)) return "deleted";
+  return /(^|\/)package\.json$/.test(f.path) ? "its scripts or test-runner settings changed" : "changed";
+}
+function policyInput(config, o) {
+  return {
+    repoPath: config.repoPath,
+    baseSha: o.baseSha,
+    diff: o.diff,
+    fences: o.fences,
+    grading: config.grading,
+    configFile: configSource(config)
+  };
+}
+function reviewerNote(findings) {
+  const flags = findings.filter((f) => f.judge === "policy" && f.code === "policy_flagged").flatMap((f) => f.reasons);
+  if (flags.length === 0) return "";
+  return `
+
+## Flagged by the school's policy judge
+
+${flags.map((f) => `- ${f}`).join("\n")}
+
+Check that these changes serve the issue and do not weaken what the tests check.
+`;
 }
 
 
@@ -65559,6 +67226,12 @@ const USAGE_MESSAGE = /^(You have reached your specified API usage limits|Your c
 class UpstreamRecord {
   all = [];
   limitList = [];
+  /**
+   * The crew's meter (./meter.ts): each answer's usage, priced and recorded as the crew's spend, and
+   * the budgets and rate cap each request is admitted by. Set by the crew before its first turn; the
+   * key proxy the record is given to meters through it.
+   */
+  meter;
   add(a) {
     this.all.push(a);
     if (this.all.length > MAX_ANSWERS) this.all.shift();
@@ -65686,7 +67359,181 @@ function describeUpstream(u, type) {
 }
 
 
+// EXTERNAL MODULE: external "node:string_decoder"
+var external_node_string_decoder_ = __nccwpck_require__(46193);
+;// CONCATENATED MODULE: ./.build/src/sandbox/meter.js
+
+function meteredApi(relPath) {
+  const path = relPath.split("?")[0];
+  if (/^\/v1\/messages$/.test(path)) return "anthropic";
+  if (/^(\/v1)?\/(responses(\/compact)?|chat\/completions)$/.test(path)) return "openai";
+  return void 0;
+}
+const MAX_JSON_BYTES = 16 * 1024 * 1024;
+const MAX_LINE = 1024 * 1024;
+const REQUEST_MODEL_BYTES = 64 * 1024;
+class UsageReader {
+  constructor(api, path, contentType, requestModel2) {
+    this.api = api;
+    this.path = path;
+    this.requestModel = requestModel2;
+    this.sse = /text\/event-stream/i.test(contentType ?? "");
+  }
+  api;
+  path;
+  requestModel;
+  decoder = new external_node_string_decoder_.StringDecoder("utf8");
+  sse;
+  line = "";
+  skipping = false;
+  data = [];
+  json = [];
+  jsonBytes = 0;
+  tail = Buffer.alloc(0);
+  tokens;
+  model;
+  push(chunk) {
+    if (!this.sse) return this.pushJson(chunk);
+    const text = this.line + this.decoder.write(chunk);
+    let start = 0;
+    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+      this.onLine(text.slice(start, nl).replace(/\r$/, ""));
+      start = nl + 1;
+    }
+    this.line = text.slice(start);
+    if (this.line.length > MAX_LINE) {
+      this.line = "";
+      this.skipping = true;
+    }
+  }
+  /** The answer's usage, or undefined when it named none. */
+  finish() {
+    if (this.sse) {
+      this.onLine(this.line + this.decoder.end());
+      this.onLine("");
+    } else this.readJson();
+    if (!this.tokens) return void 0;
+    const model = this.model ?? this.requestModel;
+    return { api: this.api, path: this.path.slice(0, 200), ...model ? { model } : {}, ...this.tokens };
+  }
+  onLine(line) {
+    if (this.skipping) {
+      this.skipping = false;
+      this.data = [];
+      return;
+    }
+    if (line === "") {
+      if (this.data.length) this.onEvent(this.data.join("\n"));
+      this.data = [];
+      return;
+    }
+    if (line.startsWith("data:")) this.data.push(line.slice(line[5] === " " ? 6 : 5));
+  }
+  onEvent(data) {
+    if (data === "[DONE]") return;
+    const e = meter_parse(data);
+    if (!e) return;
+    if (this.api === "anthropic") {
+      if (e.type === "message_start") {
+        const m = obj(e.message);
+        this.named(m?.model);
+        this.add(anthropicTokens(obj(m?.usage)));
+      } else if (e.type === "message_delta") this.add(anthropicTokens(obj(e.usage)));
+      return;
+    }
+    if (typeof e.type === "string" && e.type.startsWith("response.")) {
+      const r = obj(e.response);
+      this.named(r?.model);
+      if (/^response\.(completed|incomplete|failed|done)$/.test(e.type))
+        this.add(openaiTokens(obj(r?.usage)));
+      return;
+    }
+    this.named(e.model);
+    this.add(openaiTokens(obj(e.usage)));
+  }
+  pushJson(chunk) {
+    if (this.jsonBytes < MAX_JSON_BYTES) this.json.push(chunk.subarray(0, MAX_JSON_BYTES - this.jsonBytes));
+    this.jsonBytes += chunk.length;
+    this.tail = Buffer.concat([this.tail, chunk]).subarray(-64 * 1024);
+  }
+  readJson() {
+    const whole = this.jsonBytes <= MAX_JSON_BYTES;
+    const body = whole ? meter_parse(Buffer.concat(this.json).toString("utf8")) : void 0;
+    if (body) {
+      this.named(body.model);
+      const usage = obj(body.usage);
+      this.add(this.api === "anthropic" ? anthropicTokens(usage) : openaiTokens(usage));
+      return;
+    }
+    if (whole) return;
+    const text = this.tail.toString("utf8");
+    const at = text.lastIndexOf('"usage"');
+    if (at < 0) return;
+    const fields = {};
+    for (const m of text.slice(at).matchAll(/"([a-z_]+)"\s*:\s*(\d{1,15})/g)) fields[m[1]] ??= Number(m[2]);
+    this.add(this.api === "anthropic" ? anthropicTokens(fields) : openaiTokens(fields));
+  }
+  named(model) {
+    if (typeof model === "string" && model) this.model = model.slice(0, 120);
+  }
+  /** Each field is the largest figure seen: the stream's counts are running totals. */
+  add(t) {
+    if (!t) return;
+    const o = this.tokens ??= { input: 0, cachedInput: 0, cacheCreation: 0, output: 0 };
+    o.input = Math.max(o.input, t.input);
+    o.cachedInput = Math.max(o.cachedInput, t.cachedInput);
+    o.cacheCreation = Math.max(o.cacheCreation, t.cacheCreation);
+    o.output = Math.max(o.output, t.output);
+  }
+}
+function requestModel(start) {
+  const m = /"model"\s*:\s*"([^"\\]{1,120})"/.exec(start.toString("utf8"));
+  return m?.[1];
+}
+function meter_parse(text) {
+  try {
+    return obj(JSON.parse(text));
+  } catch {
+    return void 0;
+  }
+}
+function obj(v) {
+  return v && typeof v === "object" && !Array.isArray(v) ? v : void 0;
+}
+function meter_count(v) {
+  return typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
+}
+function anthropicTokens(u) {
+  if (!u) return void 0;
+  const read = meter_count(u.cache_read_input_tokens);
+  const write = meter_count(u.cache_creation_input_tokens);
+  return {
+    input: meter_count(u.input_tokens) + read + write,
+    cachedInput: read,
+    cacheCreation: write,
+    output: meter_count(u.output_tokens)
+  };
+}
+function openaiTokens(u) {
+  if (!u) return void 0;
+  if ("prompt_tokens" in u || "completion_tokens" in u)
+    return {
+      input: meter_count(u.prompt_tokens),
+      cachedInput: meter_count(obj(u.prompt_tokens_details)?.cached_tokens ?? u.cached_tokens),
+      cacheCreation: 0,
+      output: meter_count(u.completion_tokens)
+    };
+  return {
+    input: meter_count(u.input_tokens),
+    cachedInput: meter_count(obj(u.input_tokens_details)?.cached_tokens ?? u.cached_tokens),
+    cacheCreation: 0,
+    output: meter_count(u.output_tokens)
+  };
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/sandbox/key-relay.js
+
 
 
 
@@ -65738,7 +67585,10 @@ class KeyRelay {
   destroyAll() {
     for (const s of this.open) s.destroy();
   }
-  /** The upstream path of a request, or why it is refused. */
+  get meter() {
+    return this.o.meter ?? this.o.record?.meter;
+  }
+  /** The upstream path of a request and its path relative to the API's base, or why it is refused. */
   target(req) {
     const raw = req.url ?? "";
     if (!raw.startsWith("/") || raw.startsWith("//"))
@@ -65752,7 +67602,7 @@ class KeyRelay {
     const length = Number(req.headers["content-length"] ?? 0);
     if (Number.isFinite(length) && length > this.max)
       return { status: 413, why: `a request body over ${this.max} bytes` };
-    return { path: `${u.pathname}${u.search}` };
+    return { path: `${u.pathname}${u.search}`, rel };
   }
   headers(req) {
     const out = {};
@@ -65760,6 +67610,7 @@ class KeyRelay {
     out.host = this.up.host;
     if (this.o.header === "x-api-key") out["x-api-key"] = this.o.key;
     else out.authorization = `Bearer ${this.o.key}`;
+    if (this.meter) out["accept-encoding"] = "identity";
     return out;
   }
   send(path, req, extra = {}) {
@@ -65807,12 +67658,37 @@ class KeyRelay {
       this.refuse(`${req.method ?? "?"} ${(req.url ?? "").slice(0, 200)}: ${t.why}`);
       return answer(res, t.status, t.why);
     }
+    const meter = this.meter;
+    if (!meter) return this.forward(req, res, t);
+    req.pause();
+    const api = apiOf(t.rel);
+    Promise.resolve().then(() => meter.admit({ api, path: t.path })).then(
+      (refusal) => {
+        if (!refusal) return this.forward(req, res, t, meter);
+        refused(res, api, refusal);
+        req.resume();
+      },
+      (e) => {
+        const message = `the school cannot judge its budgets: ${e.message.slice(0, 300)}`;
+        refused(res, api, { kind: "budget", message });
+        req.resume();
+      }
+    );
+  }
+  forward(req, res, t, meter) {
     const upReq = this.send(t.path, req);
+    const metered = meter ? meteredApi(t.rel) : void 0;
+    const start = [];
+    let startBytes = 0;
     const max = this.max;
     let seen = 0;
     let over = false;
     req.on("data", (chunk) => {
       seen += chunk.length;
+      if (metered && startBytes < REQUEST_MODEL_BYTES) {
+        start.push(chunk.subarray(0, REQUEST_MODEL_BYTES - startBytes));
+        startBytes += chunk.length;
+      }
       if (seen <= max) {
         if (!upReq.write(chunk)) {
           req.pause();
@@ -65830,8 +67706,10 @@ class KeyRelay {
       if (!over) upReq.end();
     });
     req.on("error", () => upReq.destroy());
+    if (req.isPaused()) req.resume();
     upReq.on("response", (upRes) => {
       this.observe(t.path, upRes);
+      if (meter && metered) meterAnswer(meter, metered, t.path, upRes, () => Buffer.concat(start));
       const h = { ...upRes.headers };
       for (const k of ["connection", "keep-alive", "transfer-encoding"]) delete h[k];
       res.writeHead(upRes.statusCode ?? 502, h);
@@ -65856,6 +67734,11 @@ class KeyRelay {
     if ("why" in t) {
       this.refuse(`${req.method ?? "?"} ${(req.url ?? "").slice(0, 200)} (upgrade): ${t.why}`);
       return void client.end(rawAnswer(t.status, t.why));
+    }
+    if (this.meter) {
+      return void client.end(
+        rawAnswer(426, "a metered key proxy serves the API over HTTP only, not WebSocket")
+      );
     }
     const upReq = this.send(t.path, req, {
       connection: "Upgrade",
@@ -65884,6 +67767,52 @@ class KeyRelay {
     upReq.on("error", (e) => client.end(rawAnswer(502, `the API could not be reached: ${e.message}`)));
     upReq.end();
   }
+}
+function apiOf(rel) {
+  return meteredApi(rel) ?? (rel.startsWith("/v1/") ? "anthropic" : "openai");
+}
+function meterAnswer(meter, api, path, upRes, requestStart) {
+  const status = upRes.statusCode ?? 0;
+  if (status < 200 || status > 299) return;
+  const type = upRes.headers["content-type"];
+  let reader = new UsageReader(api, path, type);
+  upRes.on("data", (c) => reader?.push(c));
+  const finish = () => {
+    const r = reader;
+    reader = void 0;
+    if (!r) return;
+    const usage = r.finish();
+    if (!usage) return;
+    if (!usage.model) {
+      const model = requestModel(requestStart());
+      if (model) usage.model = model;
+    }
+    meter.charge(usage);
+  };
+  upRes.on("end", finish);
+  upRes.on("close", finish);
+}
+function refused(res, api, r) {
+  if (res.headersSent) return void res.destroy();
+  const message = `school-core key proxy: ${r.message}`;
+  const budget = r.kind === "budget";
+  const body = JSON.stringify(
+    api === "anthropic" ? { type: "error", error: { type: "rate_limit_error", message } } : {
+      error: {
+        message,
+        type: budget ? "insufficient_quota" : "requests",
+        code: budget ? "insufficient_quota" : "rate_limit_exceeded",
+        param: null
+      }
+    }
+  );
+  res.writeHead(429, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    "x-should-retry": budget ? "false" : "true",
+    ...r.retryAfterSeconds !== void 0 ? { "retry-after": String(Math.max(1, Math.ceil(r.retryAfterSeconds))) } : {}
+  });
+  res.end(body);
 }
 function notSwitched(upRes, client) {
   const lines = [`HTTP/1.1 ${upRes.statusCode ?? 502} ${upRes.statusMessage ?? ""}`];
@@ -66317,6 +68246,20 @@ function joinCgroupArgv(sh, procsFiles, argv) {
   if (!procsFiles.length) return [...argv];
   return [sh, "-c", JOIN_SCRIPT, "school-cgroup", String(procsFiles.length), ...procsFiles, ...argv];
 }
+const LAUNCH_SCRIPT = 'b=$1; shift; ulimit -f "$b" || { echo "school-core: cannot set the file size limit (ulimit -f $b)" >&2; exit 125; }; ' + JOIN_SCRIPT;
+function launchArgv(sh, o, argv) {
+  const blocks = String(Math.max(1, Math.ceil(o.fileBytes / 512)));
+  return [
+    sh,
+    "-c",
+    LAUNCH_SCRIPT,
+    "school-launch",
+    blocks,
+    String(o.procsFiles.length),
+    ...o.procsFiles,
+    ...argv
+  ];
+}
 function limitHits(hits, limits) {
   const out = [];
   if (hits.pids > 0) out.push(`sandbox.limits.pids (${limits.pids} processes), ${hits.pids} fork(s) refused`);
@@ -66359,7 +68302,21 @@ class SandboxLimits {
   tmpfsBytes() {
     return sizesTmpfs(bwrapVersion(this.bwrap)) ? this.limits.tmpfsMiB * limits_MiB : void 0;
   }
-  /** `argv` (the bwrap command) started inside the sandbox's cgroup, made now if it is not yet. */
+  /**
+   * The size of the sandbox's /tmp, a tmpfs of its own (`sandbox.limits.diskMiB`), when this bwrap
+   * sizes a tmpfs; undefined: /tmp stays a private directory on the host disk, under the disk watch.
+   */
+  tmpBytes() {
+    return sizesTmpfs(bwrapVersion(this.bwrap)) ? this.limits.diskMiB * limits_MiB : void 0;
+  }
+  /** The largest file a confined process may write: RLIMIT_FSIZE, `sandbox.limits.diskMiB`. */
+  get fileBytes() {
+    return this.limits.diskMiB * limits_MiB;
+  }
+  /**
+   * `argv` (the bwrap command) started with the file size limit and inside the sandbox's cgroup,
+   * made now if it is not yet.
+   */
   wrap(argv) {
     if (!this.group && this.why === void 0) {
       const at = this.where();
@@ -66371,7 +68328,7 @@ class SandboxLimits {
       if (typeof made === "string") this.why = made;
       else this.group = made;
     }
-    return this.group ? joinCgroupArgv(this.sh, this.group.procsFiles, argv) : [...argv];
+    return launchArgv(this.sh, { fileBytes: this.fileBytes, procsFiles: this.group?.procsFiles ?? [] }, argv);
   }
   /** Which controllers hold for this sandbox, and why the others do not (after the first wrap). */
   status() {
@@ -66448,9 +68405,10 @@ class Sandbox {
     if (!this.confined) return { argv: [...argv], env };
     const [program, ...args] = argv;
     if (!program) throw new TypeError("sandbox: empty argv");
-    const found = which(program, env.PATH ?? "");
+    const named = program.includes(external_node_path_.sep) && !(0,external_node_path_.isAbsolute)(program) ? (0,external_node_path_.resolve)(c.cwd, program) : program;
+    const found = which(named, env.PATH ?? "");
     if (!found) throw new ProgramNotFoundError(program);
-    const tmp = (0,external_node_path_.join)(this.o.root, `tmp-${basename(c.home)}`);
+    const tmp = (0,external_node_path_.join)(this.o.root, `tmp-${sandbox_basename(c.home)}`);
     remove_tree_removeTreeSync(tmp);
     (0,external_node_fs_.mkdirSync)(tmp, { recursive: true, mode: 448 });
     const node = process.execPath;
@@ -66478,8 +68436,8 @@ class Sandbox {
     if (this.o.config.network === "host") network = "host";
     else if (this.o.config.network === "allow-list" && c.allow.length) {
       const allow = [...new Set(c.allow)].sort();
-      const proxy = await this.proxy(allow, basename(c.home));
-      network = { socket: proxy.socket, at: `${SOCKET_DIR_INSIDE}/${basename(proxy.socket)}` };
+      const proxy = await this.proxy(allow, sandbox_basename(c.home));
+      network = { socket: proxy.socket, at: `${SOCKET_DIR_INSIDE}/${sandbox_basename(proxy.socket)}` };
       const forwards = allow.filter((a) => LOOPBACK.test(a.slice(0, a.lastIndexOf(":"))));
       const ports = new Set(forwards.map((f) => Number(f.slice(f.lastIndexOf(":") + 1))));
       let port = BRIDGE_PROXY_PORT;
@@ -66509,7 +68467,8 @@ class Sandbox {
       home: c.home,
       tmp,
       network,
-      tmpfsBytes: this.limits.tmpfsBytes()
+      tmpfsBytes: this.limits.tmpfsBytes(),
+      ...this.limits.tmpBytes() ? { tmpBytes: this.limits.tmpBytes() } : {}
     };
     return {
       argv: this.limits.wrap([this.bwrap(), ...bwrapArgs(confinement, inner)]),
@@ -66619,7 +68578,7 @@ class Sandbox {
 }
 const SOCKET_DIR_INSIDE = "/run/school-core";
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/i;
-function basename(p) {
+function sandbox_basename(p) {
   return p.slice(p.lastIndexOf(external_node_path_.sep) + 1);
 }
 function defaultProtected(env) {
@@ -66650,7 +68609,7 @@ function runnerRoots() {
 
 ;// CONCATENATED MODULE: ./.build/src/grading/verdict.js
 
-const JUDGES = ["verification", "sealed", "reviewer", "rubric"];
+const JUDGES = ["verification", "policy", "sealed", "evidence", "reviewer", "rubric"];
 const reviewerVerdictSchema = strictObject({
   approve: schemas_boolean(),
   score: schemas_number().min(0).max(1),
@@ -66661,14 +68620,21 @@ function combine(findings) {
   const last = findings.at(-1);
   const decider = failed ?? last;
   if (!decider) throw new Error("combine: no judge findings");
+  const proof = failed ? void 0 : findings.find((f) => f.judge === "evidence")?.reasons[0];
   return {
     accepted: !failed,
     decidedBy: decider.judge,
     code: decider.code,
-    reasons: decider.reasons,
+    // A change the policy judge let through flagged (src/grading/policy.ts) says so first on the
+    // verdict itself, where the board (which clips) and the pull request's description read it.
+    reasons: failed ? decider.reasons : [...flagged(findings.filter((f) => f !== decider)), ...decider.reasons],
     score: failed ? 0 : decider.score,
-    findings
+    findings,
+    ...proof !== void 0 ? { proof } : {}
   };
+}
+function flagged(findings) {
+  return findings.filter((f) => f.judge === "policy" && f.code === "policy_flagged").flatMap((f) => f.reasons);
 }
 
 
@@ -66868,9 +68834,9 @@ function ending_priceTokens(t, p) {
   const cached = Math.min(t.cachedInput ?? 0, t.input);
   const writes = Math.min(t.cacheCreation ?? 0, t.input - cached);
   const usd = ((t.input - cached - writes) * p.inputPerMTok + cached * p.cachedInputPerMTok + writes * (p.cacheWritePerMTok ?? p.inputPerMTok) + t.output * p.outputPerMTok) / 1e6;
-  return finiteRound(usd);
+  return ending_finiteRound(usd);
 }
-function finiteRound(n) {
+function ending_finiteRound(n) {
   if (Number.isNaN(n)) return Number.MAX_VALUE;
   const r = Math.round(n * 1e6) / 1e6;
   if (Number.isFinite(r)) return r;
@@ -66886,7 +68852,7 @@ function addUsage(a, b) {
   for (const k of Object.keys({ ...a, ...b })) {
     const x = a[k];
     const y = b[k];
-    if (x !== void 0 || y !== void 0) out[k] = finiteRound((x ?? 0) + (y ?? 0));
+    if (x !== void 0 || y !== void 0) out[k] = ending_finiteRound((x ?? 0) + (y ?? 0));
   }
   return out;
 }
@@ -67017,13 +68983,11 @@ function endingBeforeResult(tool, agentKind, seen, o, ctx) {
 }
 
 
-// EXTERNAL MODULE: external "node:string_decoder"
-var external_node_string_decoder_ = __nccwpck_require__(46193);
 ;// CONCATENATED MODULE: ./.build/src/agents/output.js
 
 
 
-const MAX_LINE = 4 * 1024 * 1024;
+const output_MAX_LINE = 4 * 1024 * 1024;
 const PROSE_MAX = 16 * 1024;
 const TAIL_MAX = 4 * 1024;
 const CHUNK = 1024 * 1024;
@@ -67061,8 +69025,8 @@ class LineScanner {
   append(piece) {
     if (!piece) return;
     this.partial += piece;
-    if (this.partial.length > MAX_LINE) {
-      this.partial = this.partial.slice(-MAX_LINE);
+    if (this.partial.length > output_MAX_LINE) {
+      this.partial = this.partial.slice(-output_MAX_LINE);
       this.partialCut = true;
     }
   }
@@ -67229,7 +69193,7 @@ class ClaudeReader {
 function findClaudeResult(stdout) {
   const r = new ClaudeReader();
   const whole = stdout.trim();
-  if (whole.length < MAX_LINE && whole.includes("\n") && (whole[0] === "{" || whole[0] === "["))
+  if (whole.length < output_MAX_LINE && whole.includes("\n") && (whole[0] === "{" || whole[0] === "["))
     r.line(whole.replace(/\n\s*/g, " "), false);
   if (!r.result) scanText(stdout, r.line);
   return r.result;
@@ -67585,7 +69549,7 @@ function codexErrorEnding(r, exitCode, out, now, ctx) {
 
 const MAX_DIFF = 2e5;
 function reviewPrompt(input) {
-  const p = redact_redact(input);
+  const p = { ...redact_redact(input), diff: input.diff };
   const diff = p.diff.length > MAX_DIFF ? `${p.diff.slice(0, MAX_DIFF)}
 [diff truncated at ${MAX_DIFF} characters]` : p.diff;
   const fence = (t) => {
@@ -67715,7 +69679,7 @@ async function runReviewer(reviewer, input, o) {
     (a, i) => i > 0 && !a.startsWith("-") && !(0,external_node_path_.isAbsolute)(a) && (0,external_node_fs_.existsSync)((0,external_node_path_.resolve)(o.cwd, a)) ? (0,external_node_path_.resolve)(o.cwd, a) : a
   );
   const passEnv = Array.isArray(reviewer) ? o.passEnv : reviewer.passEnv;
-  const payload = redact_redact(input);
+  const payload = { ...redact_redact(input), diff: input.diff };
   const dir = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-review-"));
   try {
     const files = {
@@ -67791,7 +69755,7 @@ async function applyPatch(wt, patchFile, baseSha) {
   return { ok: true, changes: listed.files };
 }
 const SYMLINK = "120000";
-const LIST = 10;
+const sealed_patch_LIST = 10;
 function outside(rel) {
   return rel === ".." || rel.startsWith("../") || (0,external_node_path_.isAbsolute)(rel);
 }
@@ -67813,7 +69777,7 @@ function escapingTarget(wt, path) {
 function tampering(wt, changes, protect) {
   const matchers = protect.flatMap((g) => [globMatcher(g), globMatcher(g.toLowerCase())]);
   const isProtected = (p) => matchers.some((m) => m(p) || m(p.toLowerCase()));
-  const list = (xs) => xs.slice(0, LIST).join(", ") + (xs.length > LIST ? ", \u2026" : "");
+  const list = (xs) => xs.slice(0, sealed_patch_LIST).join(", ") + (xs.length > sealed_patch_LIST ? ", \u2026" : "");
   const sealed = changes.filter((c) => isProtected(c.path)).map((c) => c.path);
   const links = changes.filter((c) => c.newMode === SYMLINK).flatMap((c) => {
     const to = escapingTarget(wt, c.path);
@@ -67836,253 +69800,200 @@ function tampering(wt, changes, protect) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/grading/junit.js
+;// CONCATENATED MODULE: ./.build/src/grading/sealed-guard.js
 
-class JUnitError extends SchoolError {
-  constructor(message) {
-    super(message);
-    this.name = "JUnitError";
+
+
+function detectRunner(argv, results) {
+  if (results?.format === "node-test" || argv.includes("--test")) return "node-test";
+  const words = argv.map((a) => (0,external_node_path_.basename)(a));
+  const at = (re) => words.some((w) => re.test(w));
+  if (at(/^(py\.test|pytest)(-[\d.]+)?$/) || argv.some((a, i) => a === "-m" && argv[i + 1] === "pytest"))
+    return "pytest";
+  if (at(/^_?mocha$/)) return "mocha";
+  if (at(/^jest$/)) return "jest";
+  if (at(/^vitest$/)) return "vitest";
+  return "other";
+}
+function preloadSource(canary) {
+  return `// The judge's guard: docs/grading.md, "The guard".
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+const CANARY = ${JSON.stringify(canary)};
+const names = ['node:assert', 'node:assert/strict', 'node:test'];
+const mods = names.map((n) => require(n));
+const seen = new Set();
+const recorded = [];
+function freeze(owner, depth) {
+  if (owner === null || (typeof owner !== 'object' && typeof owner !== 'function') || seen.has(owner)) return;
+  seen.add(owner);
+  for (const key of Reflect.ownKeys(owner)) {
+    const d = Object.getOwnPropertyDescriptor(owner, key);
+    if (!d || !('value' in d)) continue;
+    const v = d.value;
+    if (typeof v === 'function') recorded.push([owner, key, v]);
+    const plain = v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
+    if (depth < 2 && (typeof v === 'function' || plain)) freeze(v, depth + 1);
   }
+  Object.freeze(owner);
 }
-const ENTITIES = { lt: "<", gt: ">", amp: "&", quot: '"', apos: "'" };
-function junit_decode(text) {
-  return text.replace(/&(#x[0-9a-fA-F]{1,6}|#[0-9]{1,7}|[a-z]+);/g, (all, ref) => {
-    if (ref[0] !== "#") return ENTITIES[ref] ?? all;
-    const code = ref[1] === "x" ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
-    return code <= 1114111 ? String.fromCodePoint(code) : all;
-  });
-}
-const junit_NAME = /[A-Za-z_:][-A-Za-z0-9_:.]*/y;
-const SPACE = /\s*/y;
-function* tags(xml) {
-  let i = 0;
-  const fail = (what) => {
-    throw new JUnitError(`not a well-formed JUnit report: ${what} at offset ${i}`);
-  };
-  const skipTo = (end) => {
-    const j = xml.indexOf(end, i);
-    if (j === -1) fail(`unterminated ${xml.slice(i, i + 9)}`);
-    i = j + end.length;
-  };
-  const name = () => {
-    junit_NAME.lastIndex = i;
-    const m = junit_NAME.exec(xml);
-    if (!m) fail("a tag or attribute name expected");
-    i += m[0].length;
-    return m[0];
-  };
-  const space = () => {
-    SPACE.lastIndex = i;
-    i += SPACE.exec(xml)[0].length;
-  };
-  while (i < xml.length) {
-    const lt = xml.indexOf("<", i);
-    if (lt === -1) break;
-    i = lt;
-    if (xml.startsWith("<!--", i)) skipTo("-->");
-    else if (xml.startsWith("<![CDATA[", i)) skipTo("]]>");
-    else if (xml.startsWith("<?", i)) skipTo("?>");
-    else if (xml.startsWith("<!", i)) fail("a DTD or declaration (not accepted)");
-    else if (xml.startsWith("</", i)) {
-      i += 2;
-      const tag = name();
-      space();
-      if (xml[i] !== ">") fail(`">" expected after </${tag}`);
-      i++;
-      yield { close: tag };
-    } else {
-      i++;
-      const tag = name();
-      const attrs = {};
-      for (; ; ) {
-        space();
-        if (xml.startsWith("/>", i)) {
-          i += 2;
-          yield { open: { tag, attrs }, selfClosing: true };
-          break;
-        }
-        if (xml[i] === ">") {
-          i++;
-          yield { open: { tag, attrs } };
-          break;
-        }
-        if (i >= xml.length) fail(`unterminated <${tag}`);
-        const key = name();
-        space();
-        if (xml[i] !== "=") fail(`"=" expected after attribute ${key}`);
-        i++;
-        space();
-        const quote = xml[i];
-        if (quote !== '"' && quote !== "'") fail(`a quoted value expected for attribute ${key}`);
-        const end = xml.indexOf(quote, i + 1);
-        if (end === -1) fail(`unterminated value of attribute ${key}`);
-        const raw = xml.slice(i + 1, end);
-        if (raw.includes("<")) fail(`"<" in the value of attribute ${key}`);
-        attrs[key] = junit_decode(raw);
-        i = end + 1;
-      }
-    }
-  }
-}
-function parseJUnit(xml) {
-  const cases = [];
-  const stack = [];
-  const suites = [];
-  let current;
-  let roots = 0;
-  const mark = (el) => {
-    const failed = el.tag === "failure" || el.tag === "error";
-    if (!failed && el.tag !== "skipped") return;
-    if (current) {
-      if (failed) {
-        current.status = "failed";
-        current.message ??= el.attrs.message ?? el.attrs.type ?? el.tag;
-      } else if (current.status === "passed") current.status = "skipped";
-    } else if (failed) {
-      const name = suites.at(-1) ?? "(report)";
-      cases.push({
-        name,
-        suites: suites.slice(0, -1),
-        status: "failed",
-        message: el.attrs.message ?? el.attrs.type ?? el.tag
-      });
-    }
-  };
-  for (const t of tags(xml)) {
-    if (t.open) {
-      const el = t.open;
-      if (!stack.length) roots++;
-      if (roots > 1) throw new JUnitError("not a well-formed JUnit report: more than one root element");
-      if (el.tag === "testcase") {
-        if (current) throw new JUnitError("not a well-formed JUnit report: a testcase inside a testcase");
-        current = {
-          name: el.attrs.name ?? "",
-          suites: [...suites],
-          ...el.attrs.classname !== void 0 ? { classname: el.attrs.classname } : {},
-          ...el.attrs.file !== void 0 ? { file: el.attrs.file } : {},
-          status: "passed"
-        };
-        if (t.selfClosing) {
-          cases.push(current);
-          current = void 0;
-        }
-      } else if (el.tag === "testsuite" && !t.selfClosing) suites.push(el.attrs.name ?? "");
-      else mark(el);
-      if (!t.selfClosing) stack.push(el.tag);
-    } else if (t.close) {
-      const open = stack.pop();
-      if (open !== t.close)
-        throw new JUnitError(
-          `not a well-formed JUnit report: </${t.close}> closes ${open ? `<${open}>` : "nothing"}`
-        );
-      if (t.close === "testcase" && current) {
-        cases.push(current);
-        current = void 0;
-      } else if (t.close === "testsuite") suites.pop();
-    }
-  }
-  if (stack.length)
-    throw new JUnitError(`not a well-formed JUnit report: <${stack.at(-1)}> is never closed (cut short?)`);
-  if (!roots) throw new JUnitError("not a JUnit report: no element");
-  return cases;
-}
-function fullName(c) {
-  return [...c.suites, c.name].join(" > ");
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/grading/sealed-results.js
-
-
-
-
-const MAX_REPORT_BYTES = 32 * 1024 * 1024;
-const RESULTS_PLACEHOLDER = "{results}";
-function instrument(argv, results, report) {
-  if (results.format === "junit") return argv.map((a) => a.split(RESULTS_PLACEHOLDER).join(report));
-  const at = argv.indexOf("--test");
-  return [
-    ...argv.slice(0, at + 1),
-    "--test-reporter=spec",
-    "--test-reporter-destination=stdout",
-    "--test-reporter=junit",
-    `--test-reporter-destination=${report}`,
-    ...argv.slice(at + 1)
-  ];
-}
-function readReport(path, format) {
-  const read = untrusted_file_readUntrusted(path, { maxBytes: MAX_REPORT_BYTES, name: "the test report" });
-  if (!read.ok) return read.missing ? "the command wrote no test report" : read.why;
+for (const m of mods) freeze(m, 0);
+function intact() {
   try {
-    const cases = parseJUnit(read.bytes.toString("utf8"));
-    if (format === "node-test") for (const c of cases) c.name = c.name.replaceAll("&quot;", '"');
-    return cases;
-  } catch (e) {
-    if (e instanceof JUnitError) return e.message;
-    throw e;
-  }
-}
-function fileEntry(c, cwd) {
-  if (c.suites.length) return false;
-  const p = (0,external_node_path_.isAbsolute)(c.name) ? c.name : (0,external_node_path_.resolve)(cwd, c.name);
-  try {
-    return (0,external_node_fs_.existsSync)(p) && (0,external_node_fs_.statSync)(p).isFile();
+    const again = names.map((n) => require(n));
+    if (again.some((m, i) => m !== mods[i] || !Object.isFrozen(m))) return false;
+    return recorded.every(([owner, key, v]) => owner[key] === v);
   } catch {
     return false;
   }
 }
-function answersTo(c, name) {
-  return c.name === name || fullName(c) === name || c.classname !== void 0 && `${c.classname}.${c.name}` === name;
+const child = String(process.env.NODE_TEST_CONTEXT ?? '').startsWith('child');
+const inProcess = process.execArgv.some((a) => /^--(experimental-)?test-isolation=none$/.test(a));
+if (CANARY !== null && (child || inProcess)) {
+  const test = mods[2].test;
+  const fail = mods[0].strictEqual;
+  let planted = false;
+  process.on('beforeExit', () => {
+    if (planted) return;
+    planted = true;
+    const before = intact();
+    // Named by its file too: the report places a test where test() was called, here the preload.
+    test(CANARY + ' ' + (child ? (process.argv[1] ?? '') : ''), () => {
+      // Must fail. It passes only when the builtins were altered or a failure no longer reports.
+      if (!before || !intact()) return;
+      require('node:assert').strictEqual(1, 2);
+      fail(1, 2);
+    });
+  });
 }
-const sealed_results_LIST = 10;
-const list = (xs) => xs.slice(0, sealed_results_LIST).join("; ") + (xs.length > sealed_results_LIST ? `; \u2026 (${xs.length})` : "");
-function judgeReport(cases, o) {
-  const files = o.format === "node-test" ? cases.filter((c) => fileEntry(c, o.cwd)) : [];
-  const tests = cases.filter((c) => !files.includes(c));
-  const passed = tests.filter((c) => c.status === "passed");
-  const reasons = [];
-  const failed = tests.filter((c) => c.status === "failed");
-  if (failed.length)
-    reasons.push(
-      `${failed.length} test(s) failed: ${list(failed.map((c) => `${fullName(c)}${c.message ? ` (${c.message.slice(0, 200)})` : ""}`))}`
-    );
-  if (files.length)
-    reasons.push(
-      `test file(s) that reported no test of their own (ended before their tests ran): ${list(files.map((c) => c.name))}`
-    );
-  if (o.expect) {
-    const missing = [];
-    const notPassed = [];
-    for (const name of o.expect) {
-      const matching = tests.filter((c) => answersTo(c, name));
-      if (!matching.length) missing.push(name);
-      else if (matching.some((c) => c.status !== "passed")) notPassed.push(name);
+`;
+}
+const REPORTER = `// The judge's node:test reporter: docs/grading.md, "Test names".
+const esc = (s) => String(s ?? '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+  .replace(/"/g, '&quot;').replace(/\\n/g, '&#10;').replace(/\\r/g, '&#13;')
+  .replace(/[\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\ufffe\\uffff]/g, '');
+export default async function* report(source) {
+  const stacks = new Map();
+  const parents = new Map();
+  let xml = '';
+  for await (const event of source) {
+    const d = event.data ?? {};
+    if (event.type === 'test:start') {
+      const stack = stacks.get(d.file) ?? [];
+      stack.length = d.nesting;
+      stack[d.nesting] = d.name;
+      stacks.set(d.file, stack);
+      continue;
     }
-    if (missing.length) reasons.push(`expected test(s) not reported: ${list(missing)}`);
-    if (notPassed.length) reasons.push(`expected test(s) that did not pass: ${list(notPassed)}`);
-  } else if (o.declared) {
-    const have = /* @__PURE__ */ new Map();
-    for (const c of passed) have.set(fullName(c), (have.get(fullName(c)) ?? 0) + 1);
-    const missing = [];
-    for (const name of o.declared) {
-      const n = have.get(name) ?? 0;
-      if (n > 0) have.set(name, n - 1);
-      else missing.push(name);
-    }
-    if (missing.length)
-      reasons.push(
-        `test(s) the suite declares (reported at the base commit) not reported as passed: ${list(missing)}`
-      );
+    if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
+    // Children report before their parent: a parent (a suite, a test with subtests) is seen as one.
+    const seen = parents.get(d.file) ?? new Set();
+    parents.set(d.file, seen);
+    if (d.nesting > 0) seen.add(d.nesting - 1);
+    const parent = d.details?.type === 'suite' || seen.has(d.nesting);
+    seen.delete(d.nesting);
+    // A parent that passed is the sum of its tests, and so is one that failed because they did;
+    // one that failed by itself (its body threw, a hook failed) is a failure of its own.
+    if (parent && (event.type === 'test:pass' || d.details?.error?.failureType === 'subtestsFailed')) continue;
+    const suites = (stacks.get(d.file) ?? []).slice(0, d.nesting);
+    const status = event.type === 'test:fail' ? '<failure/>' : d.skip !== undefined || d.todo !== undefined ? '<skipped/>' : '';
+    const file = d.file ? \` file="\${esc(d.file)}"\` : '';
+    xml += suites.map((s) => \`<testsuite name="\${esc(s)}">\`).join('');
+    xml += \`<testcase name="\${esc(d.name)}"\${file}>\${status}</testcase>\`;
+    xml += '</testsuite>'.repeat(suites.length) + '\\n';
   }
-  if (!passed.length) reasons.push("no test passed");
-  return { passed: reasons.length === 0, reasons };
+  yield '<?xml version="1.0" encoding="utf-8"?>\\n<testsuites>\\n' + xml + '</testsuites>\\n';
 }
-function declaredNames(cases, o) {
-  return cases.filter((c) => !(o.format === "node-test" && fileEntry(c, o.cwd))).map(fullName);
+`;
+function makeGuard(dir, runner, o) {
+  (0,external_node_fs_.mkdirSync)(dir, { recursive: true });
+  const token = (0,external_node_crypto_.randomBytes)(12).toString("hex");
+  const canary = `t${token}`;
+  const preload = (0,external_node_path_.join)(dir, `${token}.mjs`);
+  const reporter = (0,external_node_path_.join)(dir, `r${token}.mjs`);
+  (0,external_node_fs_.writeFileSync)(preload, preloadSource(o.canary && runner === "node-test" ? canary : null));
+  (0,external_node_fs_.writeFileSync)(reporter, REPORTER);
+  return { runner, dir, token, canary, preload, reporter };
+}
+function layCanary(g, dir) {
+  const fail = "throw new Error('canary');";
+  const files = {
+    pytest: [`test_${g.token}.py`, `def test_${g.canary}():
+    assert 1 == 2
+`],
+    mocha: [`${g.token}.spec.cjs`, `it(${JSON.stringify(g.canary)}, function () { ${fail} });
+`],
+    jest: [`${g.token}.test.js`, `test(${JSON.stringify(g.canary)}, () => { ${fail} });
+`],
+    vitest: [
+      `${g.token}.test.mjs`,
+      `import { test } from 'vitest';
+test(${JSON.stringify(g.canary)}, () => { ${fail} });
+`
+    ]
+  };
+  const f = files[g.runner];
+  if (!f) return void 0;
+  const path = (0,external_node_path_.join)(dir, f[0]);
+  (0,external_node_fs_.writeFileSync)(path, f[1]);
+  return path;
+}
+function guardArgv(argv, g, o) {
+  if (g.runner === "node-test") {
+    const at = argv.indexOf("--test");
+    const reporters = o.report ? [
+      "--test-reporter=spec",
+      "--test-reporter-destination=stdout",
+      `--test-reporter=${g.reporter}`,
+      `--test-reporter-destination=${o.report}`
+    ] : [];
+    if (at < 0) return { argv: [...argv], env: {} };
+    return {
+      argv: [...argv.slice(0, at), `--import=${g.preload}`, "--test", ...reporters, ...argv.slice(at + 1)],
+      env: {}
+    };
+  }
+  const extra = o.canaryFile ? [o.canaryFile] : [];
+  if (g.runner === "pytest") return { argv: [...argv, "-p", "no:cacheprovider", ...extra], env: {} };
+  if (g.runner === "mocha")
+    return { argv: [...argv, ...extra], env: { NODE_OPTIONS: `--import=${g.preload}` } };
+  return { argv: [...argv], env: {} };
+}
+function isCanary(c, g) {
+  return [c.name, c.classname ?? "", c.file ?? "", ...c.suites].some((s) => s.includes(g.token));
+}
+function checkCanary(cases, g, o) {
+  const canaries = cases.filter((c) => isCanary(c, g));
+  const own = cases.filter((c) => !isCanary(c, g));
+  const tampered = [];
+  const passing = canaries.filter((c) => c.status !== "failed");
+  if (o.required && passing.length)
+    tampered.push(
+      `the judge's canary test, which must fail, was reported ${passing[0].status}: an assertion or the runner's report was altered by the code under test`
+    );
+  let missing = [];
+  if (g.runner === "node-test") {
+    const fileOfCanary = (c) => c.name.slice(c.name.indexOf(" ") + 1);
+    const failedCanary = new Set(canaries.filter((c) => c.status === "failed").map(fileOfCanary));
+    const files = /* @__PURE__ */ new Set();
+    const crashed = /* @__PURE__ */ new Set();
+    for (const c of own) {
+      if (!c.file) continue;
+      files.add(c.file);
+      if (o.isFileEntry(c) && c.status === "failed") crashed.add(c.file);
+    }
+    missing = [...files].filter((f) => !crashed.has(f) && !failedCanary.has(f) && !failedCanary.has("")).map(o.fileOf);
+  } else if (!canaries.length) missing = ["the report"];
+  if (o.required && missing.length)
+    tampered.push(
+      g.runner === "node-test" ? `test file(s) ended before the judge's closing check ran (an exit from inside the code under test, or the check was removed): ${missing.slice(0, 10).join(", ")}` : `the judge's canary test is missing from the report (it reported at the base commit): the runner's report was altered`
+    );
+  return { cases: own, held: !passing.length && !missing.length && canaries.length > 0, tampered };
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/grading/sealed.js
+;// CONCATENATED MODULE: ./.build/src/grading/sealed-run.js
+
 
 
 
@@ -68103,12 +70014,12 @@ class SealedTestsError extends SchoolError {
   }
 }
 const TAIL = 1500;
-function sealed_tail(text) {
+function gitTail(text) {
   const t = redact_redactText(text).trim();
   return t.length > TAIL ? `\u2026${t.slice(-TAIL)}` : t;
 }
-function fail(code, reasons) {
-  return { judge: "sealed", passed: false, code, reasons, score: 0 };
+function layoutOf(o) {
+  return o.layout ?? (o.argv.some((a) => a.includes("{sealed}")) ? "beside" : "into");
 }
 async function inCheckout(o, fn) {
   const repo = (0,external_node_path_.resolve)(o.repoPath);
@@ -68121,7 +70032,7 @@ async function inCheckout(o, fn) {
   if (!add.ok) {
     remove_tree_removeTreeSync(tmp);
     throw new SealedTestsError(
-      `sealed tests: could not create a worktree of ${repo} at base ${o.bookbag.baseSha}: ${sealed_tail(add.output)}`
+      `sealed tests: could not create a worktree of ${repo} at base ${o.bookbag.baseSha}: ${gitTail(add.output)}`
     );
   }
   try {
@@ -68132,28 +70043,93 @@ async function inCheckout(o, fn) {
     await sealed_patch_git(repo, ["worktree", "prune"]);
   }
 }
+function suiteFiles(dir) {
+  const out = [];
+  const walk = (d, rel) => {
+    for (const e of (0,external_node_fs_.readdirSync)(d, { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk((0,external_node_path_.join)(d, e.name), r);
+      else out.push(r);
+    }
+  };
+  if (dir) walk((0,external_node_path_.resolve)(dir), "");
+  return out.sort();
+}
+function laySuite(wt, dir) {
+  const through = [];
+  for (const rel of suiteFiles(dir)) {
+    const parts = rel.split("/");
+    for (let i = 1; i <= parts.length; i++) {
+      const at = parts.slice(0, i).join("/");
+      const st = (0,external_node_fs_.lstatSync)((0,external_node_path_.join)(wt, at), { throwIfNoEntry: false });
+      if (st?.isSymbolicLink()) through.push(at);
+    }
+  }
+  if (through.length)
+    return [
+      `the checkout holds symlink(s) where the sealed suite's files go: ${[...new Set(through)].slice(0, 10).join(", ")}`
+    ];
+  (0,external_node_fs_.cpSync)((0,external_node_path_.resolve)(dir), wt, { recursive: true, force: true });
+  return [];
+}
+function dependenciesOf(install, o) {
+  return async () => {
+    const scratch = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-sealed-install-"));
+    try {
+      const dir = await install(
+        { ...o, patch: "", scratch, logFile: (0,external_node_path_.join)(scratch, "install.log") },
+        env_childEnv()
+      ).catch((e) => {
+        throw new SealedTestsError(
+          `sealed tests: the dependency install (dispatch.install) failed at base ${o.baseSha.slice(0, 12)}: ${e.message} (infra: not counted against the agent)`
+        );
+      });
+      if (!dir) return [];
+      return (o.config.dispatch.install?.paths ?? []).map((p) => ({ source: (0,external_node_path_.join)(dir, p), path: p }));
+    } finally {
+      remove_tree_removeTreeSync(scratch);
+    }
+  };
+}
 async function runSuite(o, c) {
+  const runner = detectRunner(o.argv, o.results);
+  const guard = makeGuard((0,external_node_path_.join)(c.tmp, "g"), runner, { canary: !!o.results });
+  const layout = layoutOf(o);
   let sealed;
-  if (o.sealedDir) {
+  if (o.sealedDir && layout === "beside") {
     sealed = (0,external_node_path_.join)(c.tmp, "suite");
     (0,external_node_fs_.cpSync)((0,external_node_path_.resolve)(o.sealedDir), sealed, { recursive: true });
+  } else if (o.sealedDir) {
+    const refused = laySuite(c.wt, o.sealedDir);
+    if (refused.length) return { refused };
   }
+  const roots = sealed ? [sealed] : [];
   let argv = o.argv.map((a) => sealed ? a.split("{sealed}").join(sealed) : a);
   let report;
   if (o.results) {
     (0,external_node_fs_.mkdirSync)((0,external_node_path_.join)(c.tmp, "results"), { recursive: true });
     report = o.results.file ? (0,external_node_path_.join)(c.wt, o.results.file) : (0,external_node_path_.join)(c.tmp, "results", "report.xml");
     remove_tree_removeTreeSync(report);
-    argv = instrument(argv, o.results, report);
+    if (o.results.format === "junit") argv = instrument(argv, o.results, report);
   }
-  let started = { argv, env: env_childEnv() };
+  const canaryFile = o.results ? layCanary(guard, sealed ?? c.wt) : void 0;
+  const guarded = guardArgv(argv, guard, {
+    ...report && o.results?.format === "node-test" ? { report } : {},
+    ...canaryFile ? { canaryFile } : {}
+  });
+  const shown = await sealed_run_showDependencies(o, c.wt);
+  let started = { argv: guarded.argv, env: env_extendEnv(env_childEnv(), guarded.env) };
   if (o.confine) {
-    if (report && o.results?.file) (0,external_node_fs_.writeFileSync)(report, "");
+    if (report && o.results?.file) {
+      (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(report), { recursive: true });
+      (0,external_node_fs_.writeFileSync)(report, "");
+    }
     try {
-      started = await o.confine(argv, started.env, {
+      started = await o.confine(started.argv, started.env, {
         cwd: c.wt,
-        readOnly: [c.wt, ...sealed ? [sealed] : []],
-        writable: report ? [o.results?.file ? report : (0,external_node_path_.dirname)(report)] : []
+        readOnly: [c.wt, ...sealed ? [sealed] : [], guard.dir],
+        writable: report ? [o.results?.file ? report : (0,external_node_path_.dirname)(report)] : [],
+        ...shown.length ? { readOnlyAt: shown } : {}
       });
     } catch (e) {
       if (e instanceof ProgramNotFoundError) {
@@ -68180,51 +70156,111 @@ async function runSuite(o, c) {
   return {
     run,
     output: run.stdout.toString("utf8") + run.stderr.toString("utf8"),
-    ...report && o.results ? { report: readReport(report, o.results.format) } : {}
+    ...report && o.results ? { report: readReport(report, o.results.format) } : {},
+    guard,
+    roots
   };
 }
-const declaredAt = /* @__PURE__ */ new Map();
+async function sealed_run_showDependencies(o, wt) {
+  const deps = o.dependencies ? await o.dependencies() : [];
+  const shown = [];
+  for (const d of deps) {
+    if (!(0,external_node_fs_.existsSync)(d.source)) continue;
+    const at = (0,external_node_path_.join)(wt, d.path);
+    if (!at.startsWith(wt + external_node_path_.sep)) continue;
+    remove_tree_removeTreeSync(at);
+    (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(at), { recursive: true });
+    if (o.confine) {
+      (0,external_node_fs_.mkdirSync)(at, { recursive: true });
+      shown.push({ source: d.source, path: at });
+    } else (0,external_node_fs_.symlinkSync)(d.source, at);
+  }
+  return shown;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/sealed.js
+
+
+
+
+
+
+
+
+
+
+
+
+const SEALED_OUTPUT = "sealed-output";
+function sealed_fail(code, reasons) {
+  return { judge: "sealed", passed: false, code, reasons, score: 0 };
+}
+const atBaseRuns = /* @__PURE__ */ new Map();
 function suiteDigest(dir) {
   const h = (0,external_node_crypto_.createHash)("sha256");
-  const walk = (d, rel) => {
-    for (const e of (0,external_node_fs_.readdirSync)(d, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : 1)) {
-      const r = `${rel}/${e.name}`;
-      if (e.isDirectory()) walk((0,external_node_path_.join)(d, e.name), r);
-      else if (e.isFile())
-        h.update(r).update("\0").update((0,external_node_fs_.readFileSync)((0,external_node_path_.join)(d, e.name))).update("\0");
-    }
-  };
-  if (dir) walk((0,external_node_path_.resolve)(dir), "");
+  for (const rel of suiteFiles(dir))
+    h.update(rel).update("\0").update((0,external_node_fs_.readFileSync)((0,external_node_path_.join)((0,external_node_path_.resolve)(dir), rel))).update("\0");
   return h.digest("hex");
 }
-function declaredAtBase(o, results) {
+function contextOf(o, c, r) {
+  return { format: o.results?.format ?? "junit", cwd: c.wt, roots: r.roots };
+}
+function atBase(o) {
   const key = JSON.stringify([
     (0,external_node_path_.resolve)(o.repoPath),
     o.bookbag.baseSha,
     o.argv,
-    results,
+    o.results ?? null,
+    layoutOf(o),
     suiteDigest(o.sealedDir)
   ]);
-  const known = declaredAt.get(key);
+  const known = atBaseRuns.get(key);
   if (known) return known;
   const p = inCheckout(o, async (c) => {
     const r = await runSuite(o, c);
-    if (r.run.timedOut) return { note: `the run at the base commit timed out after ${o.timeoutMs} ms` };
-    if (typeof r.report === "string" || !r.report) return { note: `the run at the base commit: ${r.report}` };
-    const skipped = new Set(r.report.filter((t) => t.status === "skipped"));
-    return {
-      names: declaredNames(
-        r.report.filter((t) => !skipped.has(t)),
-        { format: results.format, cwd: c.wt }
-      )
-    };
+    if ("refused" in r) return { note: r.refused.join("; "), green: false };
+    if (r.run.timedOut)
+      return { note: `the run at the base commit timed out after ${o.timeoutMs} ms`, green: false };
+    if (!o.results) return { note: "no named results", green: r.run.exitCode === 0 };
+    if (typeof r.report === "string" || !r.report)
+      return { note: `the run at the base commit: ${r.report ?? "no report"}`, green: false };
+    const ctx = contextOf(o, c, r);
+    const canary = checkCanary(r.report, r.guard, {
+      required: true,
+      fileOf: (f) => testId({ name: f, suites: [], file: f, status: "passed" }, ctx),
+      isFileEntry: (t) => fileEntry(t, c.wt)
+    });
+    const own = canary.cases.filter((t) => t.status !== "skipped");
+    const green = exitOk(r.run.exitCode, r.report, r) && own.length > 0 && own.every((t) => t.status === "passed");
+    return { names: declaredNames(own, ctx), canary: canary.held, green };
   });
-  declaredAt.set(key, p);
+  atBaseRuns.set(key, p);
   p.then(
-    (d) => "note" in d ? declaredAt.delete(key) : void 0,
-    () => declaredAt.delete(key)
+    (d) => {
+      if ("note" in d && o.results) atBaseRuns.delete(key);
+      else if (d.green)
+        void o.onAlert?.(
+          "sealed-green-at-base",
+          `the sealed suite (${o.argv.join(" ")}) passes at base ${o.bookbag.baseSha.slice(0, 12)} without any change: it cannot show that a fix is real. Give it tests that fail on the bug (grading.sealedDir).`
+        );
+    },
+    () => atBaseRuns.delete(key)
   );
   return p;
+}
+function passedCode(base) {
+  return base.green ? "sealed_tests_green_at_base" : "sealed_tests_passed";
+}
+const GREEN = "sealed tests: the suite passes at the base commit too, without the change: it cannot show that a fix is real (the maintainers are alerted)";
+const NAMES = "ok|fail|equal|notEqual|deepEqual|notDeepEqual|deepStrictEqual|notDeepStrictEqual|partialDeepStrictEqual|strictEqual|notStrictEqual|throws|rejects|doesNotThrow|doesNotReject|ifError|match|doesNotMatch|AssertionError|CallTracker|strict|test|describe|it|suite|before|after|beforeEach|afterEach|mock|skip|todo|only";
+const BUILTIN_EXPORTS = new RegExp(
+  `Cannot (?:assign to read only property|add property|delete property) '(${NAMES})' of function '|Cannot (?:redefine|define) property: (${NAMES})\\b`
+);
+function exitOk(code, report, r) {
+  if (code === 0) return true;
+  const canaryFailed = Array.isArray(report) && report.some((t) => isCanary(t, r.guard) && t.status === "failed");
+  return code === 1 && canaryFailed;
 }
 async function runSealedTests(o) {
   const results = o.results;
@@ -68234,63 +70270,95 @@ async function runSealedTests(o) {
       (0,external_node_fs_.writeFileSync)(patch, o.diff);
       const applied = await applyPatch(c.wt, patch, o.bookbag.baseSha);
       if (!applied.ok) {
-        return fail("patch_does_not_apply", [
-          `the crew's diff does not apply at base ${o.bookbag.baseSha}: ${sealed_tail(applied.output)}`
+        return sealed_fail("patch_does_not_apply", [
+          `the crew's diff does not apply at base ${o.bookbag.baseSha}: ${gitTail(applied.output)}`
         ]);
       }
-      const protect = [...o.protect ?? [], ...results?.file ? [results.file] : []];
+      const laid = o.sealedDir && layoutOf(o) === "into" ? suiteFiles(o.sealedDir) : [];
+      const protect = [...o.protect ?? [], ...laid, ...results?.file ? [results.file] : []];
       const tampered = tampering(c.wt, applied.changes, protect);
       if (tampered.length)
-        return fail("sealed_tests_tampered", [...tampered, "the sealed tests did not run"]);
+        return sealed_fail("sealed_tests_tampered", [...tampered, "the sealed tests did not run"]);
     }
-    const declared = results && !results.expect ? await declaredAtBase(o, results) : void 0;
-    const { run, output, report } = await runSuite(o, c);
+    const base = await atBase(o);
+    const green = base.green ? [GREEN] : [];
+    const r = await runSuite(o, c);
+    if ("refused" in r) return sealed_fail("sealed_tests_tampered", [...r.refused, "the sealed tests did not run"]);
+    keepOutput(o, r);
+    const { run, output, report } = r;
     if (run.timedOut)
-      return fail("sealed_tests_timed_out", [`sealed tests timed out after ${o.timeoutMs} ms`]);
+      return sealed_fail("sealed_tests_timed_out", [`sealed tests timed out after ${o.timeoutMs} ms`]);
     const missing = run.exitCode === 127 ? missingProgram({ output, exitCode: 127, command: o.argv, hostPath: env_childEnv().PATH ?? "" }) : void 0;
     if (missing) throw new SealedTestsError(not_found_describeMissing(missing, "sealed tests"));
-    const exit = run.exitCode === 0 ? void 0 : `sealed tests exited with ${run.exitCode ?? run.signal}`;
+    const frozen = BUILTIN_EXPORTS.exec(output);
+    if (frozen && (r.guard.runner === "node-test" || r.guard.runner === "mocha"))
+      return sealed_fail("sealed_tests_tampered", [
+        `the code under test tried to replace \`${frozen[1] ?? frozen[2]}\` of node:assert or node:test, which the judge froze`
+      ]);
+    const exit = exitOk(run.exitCode, report, r) ? void 0 : `sealed tests exited with ${run.exitCode ?? run.signal}`;
     if (!results) {
-      if (exit) return fail("sealed_tests_failed", [exit, sealed_tail(output)]);
+      if (exit) return sealed_fail("sealed_tests_failed", [exit]);
       return {
         judge: "sealed",
         passed: true,
-        code: "sealed_tests_passed",
-        reasons: ["sealed tests passed"],
+        code: passedCode(base),
+        reasons: ["sealed tests passed", ...green],
         score: 1
       };
     }
     if (typeof report === "string" || !report) {
-      if (exit) return fail("sealed_tests_failed", [exit, `no test report: ${report}`, sealed_tail(output)]);
-      return fail("sealed_results_missing", [
-        `the sealed tests exited 0 but left no usable ${results.format} report (${report}); an exit code alone is not a pass`,
-        sealed_tail(output)
+      if (exit) return sealed_fail("sealed_tests_failed", [exit, `sealed tests: no test report (${report})`]);
+      return sealed_fail("sealed_results_missing", [
+        `sealed tests exited 0 but left no usable ${results.format} report (${report}); an exit code alone is not a pass`
       ]);
     }
-    const v = judgeReport(report, {
-      format: results.format,
-      cwd: c.wt,
-      ...results.expect ? { expect: results.expect } : {},
-      ...declared && "names" in declared ? { declared: declared.names } : {}
+    const ctx = contextOf(o, c, r);
+    const canary = checkCanary(report, r.guard, {
+      required: "names" in base && base.canary,
+      fileOf: (f) => testId({ name: f, suites: [], file: f, status: "passed" }, ctx),
+      isFileEntry: (t) => fileEntry(t, c.wt)
     });
-    const notes = declared && "note" in declared ? [`the tests the suite declares are unknown (${declared.note}); every reported test must pass`] : [];
-    const passed = report.filter((t) => t.status === "passed").length;
-    const tests = { passed, failed: report.filter((t) => t.status === "failed").length };
+    if (canary.tampered.length) return sealed_fail("sealed_tests_tampered", canary.tampered);
+    const cases = canary.cases;
+    const v = judgeReport(cases, {
+      ...ctx,
+      ...results.expect ? { expect: results.expect } : {},
+      ..."names" in base ? { declared: base.names } : {}
+    });
+    const notes = [
+      ..."note" in base ? [
+        `sealed tests: the tests the suite declares are unknown (${base.note}); every reported test must pass`
+      ] : [],
+      ..."names" in base && !base.canary && r.guard.runner !== "other" ? [
+        `sealed tests: the judge's canary did not report at the base commit, so it guards nothing here (${r.guard.runner}; docs/grading.md, "The guard")`
+      ] : [],
+      ...green
+    ];
+    const passed = cases.filter((t) => t.status === "passed").length;
+    const tests = { passed, failed: cases.filter((t) => t.status === "failed").length };
     if (exit || !v.passed)
-      return {
-        ...fail("sealed_tests_failed", [...exit ? [exit] : [], ...v.reasons, ...notes, sealed_tail(output)]),
-        tests
-      };
-    const against = results.expect ? `all ${results.expect.length} expected` : declared && "names" in declared ? `all ${declared.names.length} the suite declares at the base commit` : "every reported test";
+      return { ...sealed_fail("sealed_tests_failed", [...exit ? [exit] : [], ...v.reasons, ...notes]), tests };
+    const against = results.expect ? `all ${results.expect.length} expected` : "names" in base ? `all ${base.names.length} the suite declares at the base commit` : "every reported test";
     return {
       judge: "sealed",
       passed: true,
-      code: "sealed_tests_passed",
+      code: passedCode(base),
       reasons: [`sealed tests passed: ${passed} named test(s) reported passed (${against})`, ...notes],
       score: 1,
       tests
     };
   });
+}
+function keepOutput(o, r) {
+  if (!o.outputFile) return;
+  try {
+    (0,external_node_fs_.mkdirSync)((0,external_node_path_.dirname)(o.outputFile), { recursive: true, mode: 448 });
+    const head = `# sealed tests of crew ${o.bookbag.crewId} at base ${o.bookbag.baseSha}: exit ${r.run.exitCode ?? r.run.signal}${r.run.timedOut ? " (timed out)" : ""}
+# ${o.argv.join(" ")}
+`;
+    (0,external_node_fs_.writeFileSync)(o.outputFile, head + redact_redactText(r.output), { mode: 384 });
+  } catch {
+  }
 }
 
 
@@ -68317,6 +70385,265 @@ async function withJudgeSandbox(config, host, fn) {
   }
   const refused = (await sandbox.close()).map((r) => r.target);
   return { value, refused };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/grading/evidence.js
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+class EvidenceInfraError extends SchoolError {
+  constructor(message) {
+    super(message);
+    this.name = "EvidenceInfraError";
+  }
+}
+const EXEMPT_WORDS = /* @__PURE__ */ new Set(["docs", "doc", "documentation", "chore"]);
+const NOT_CODE = [
+  "*.md",
+  "*.markdown",
+  "*.mdx",
+  "*.rst",
+  "*.adoc",
+  "*.asciidoc",
+  "*.rdoc",
+  "*.org",
+  "**/docs",
+  "**/doc",
+  "README*",
+  "LICENSE*",
+  "LICENCE*",
+  "COPYING*",
+  "AUTHORS*",
+  "CONTRIBUTORS*",
+  "CHANGELOG*",
+  "CHANGES*",
+  "HISTORY*",
+  "NOTICE*",
+  "*.png",
+  "*.jpg",
+  "*.jpeg",
+  "*.gif",
+  "*.svg",
+  "*.ico",
+  "*.webp"
+].map(globMatcher);
+function isNotCode(path) {
+  return NOT_CODE.some((m) => m(path));
+}
+const evidence_LIST = 10;
+const evidence_list = (xs) => xs.slice(0, evidence_LIST).join(", ") + (xs.length > evidence_LIST ? ", \u2026" : "");
+const REPAIR = "add a test that fails without your change and passes with it (it shows the fix; the judge runs it at the base)";
+function evidence_passed(code, proof, ...more) {
+  return { judge: "evidence", passed: true, code, reasons: [proof, ...more], score: 1 };
+}
+function noEvidence(why) {
+  return { judge: "evidence", passed: false, code: "no_evidence", reasons: [why, REPAIR], score: 0 };
+}
+function curriculumItem(layout, issueNumber) {
+  try {
+    const { records } = readJsonl(layout.file("curriculum"));
+    let found;
+    for (const r of records) {
+      const item = curriculumItemSchema.safeParse(r);
+      if (item.success && item.data.number === issueNumber) found = item.data;
+    }
+    return found;
+  } catch {
+    return void 0;
+  }
+}
+function exemptWord(label) {
+  const word = label.toLowerCase().split(/[:/]/).at(-1).trim();
+  return EXEMPT_WORDS.has(word) ? word : void 0;
+}
+function exemption(role, domain, item) {
+  if (role !== "coding") return `${role} issue: no evidence needed`;
+  const label = item?.labels.find((l) => exemptWord(l) !== void 0);
+  if (label !== void 0) return `${exemptWord(label)} issue (label ${label}): no evidence needed`;
+  if (EXEMPT_WORDS.has(domain.toLowerCase())) return `${domain} issue (domain): no evidence needed`;
+  return void 0;
+}
+function failToPass(bookbag) {
+  const v = bookbag.verification;
+  const names = v?.failToPass;
+  return Array.isArray(names) ? names.filter((n) => typeof n === "string") : [];
+}
+function verificationTurned(command) {
+  return evidence_passed(
+    "evidence_verification_fails_at_base",
+    `the verification \`${command.join(" ")}\` fails at the base, passes with the change`
+  );
+}
+function standingEvidence(i) {
+  if (i.sealed?.passed && i.sealed.code === "sealed_tests_passed") {
+    const t = i.sealed.tests;
+    return evidence_passed("evidence_sealed_tests", `sealed tests${t ? ` (${t.passed} named test(s) passed)` : ""}`);
+  }
+  const names = failToPass(i.bookbag);
+  if (names.length)
+    return evidence_passed("evidence_fail_to_pass", `tests failing at the base pass with the change: ${evidence_list(names)}`);
+  const v = i.bookbag.verification;
+  if (v?.passed && v.base?.passed === false && !v.base.named) return verificationTurned(v.command);
+  return void 0;
+}
+function extraTests(config) {
+  const g = config.grading;
+  return Array.isArray(g.testPatterns) ? g.testPatterns.filter((p) => typeof p === "string") : [];
+}
+async function evidenceFinding(i) {
+  const { config, bookbag, diff } = i;
+  const exempt = exemption(bookbag.role, bookbag.domain, curriculumItem(i.layout, i.job.issueNumber));
+  if (exempt) return evidence_passed("evidence_not_needed", exempt);
+  if (bookbag.revision)
+    return evidence_passed(
+      "evidence_not_needed",
+      `revision ${bookbag.revision.round} of pull request #${bookbag.revision.pr}: the delivered change showed its fix`
+    );
+  const standing = standingEvidence(i);
+  if (config.grading.evidence === "optional")
+    return standing ?? evidence_passed("evidence_not_needed", "grading.evidence is optional: no evidence asked");
+  const repo = (0,external_node_path_.resolve)(config.repoPath);
+  const touched = await patchFiles(repo, bookbag.baseSha, diff);
+  if (!touched.ok) throw new EvidenceInfraError(`could not list what the change touches: ${touched.output}`);
+  const surface = testSurface({ tests: extraTests(config) });
+  const code = touched.files.filter((f) => !isNotCode(f.path) && surface.kind(f.path) !== "test");
+  if (code.length === 0) {
+    const paths = touched.files.map((f) => f.path);
+    return noEvidence(
+      paths.length ? `the change touches no code path, only ${evidence_list(paths)} (documentation, tests or other files that are not code): it cannot be the fix` : "the change is empty: it cannot be the fix"
+    );
+  }
+  if (standing) return standing;
+  const added = touched.files.filter(
+    (f) => (f.status === "A" || f.status === "M") && surface.kind(f.path) === "test"
+  );
+  return addedTestsAtBase(i, added);
+}
+async function subPatch(repo, base, patch, paths) {
+  const dir = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-evidence-index-"));
+  const env = { GIT_INDEX_FILE: (0,external_node_path_.join)(dir, "index") };
+  try {
+    const steps = [
+      [["read-tree", base], void 0],
+      [["apply", "--cached", "--binary", "--whitespace=nowarn", "-"], patch],
+      [
+        [
+          "diff",
+          "--cached",
+          "--binary",
+          "--no-renames",
+          "--full-index",
+          base,
+          "--",
+          ...paths.map((p) => `:(literal)${p}`)
+        ],
+        void 0
+      ]
+    ];
+    let out = "";
+    for (const [args, input] of steps) {
+      const r = await git_runGit(args, { cwd: repo, env, input, timeoutMs: 12e4 });
+      if (r.exitCode !== 0)
+        throw new EvidenceInfraError(
+          `could not cut the added tests out of the change (git ${args[0]}): ${(r.spawnError ?? "") + r.stderr.toString("utf8")}`
+        );
+      out = r.stdout.toString("utf8");
+    }
+    return out;
+  } finally {
+    remove_tree_removeTreeSync(dir);
+  }
+}
+async function addedTestsAtBase(i, added) {
+  const { config, bookbag } = i;
+  const verify = config.dispatch.verify;
+  const verifyOnCleanCheckout = i.verifyOnCleanCheckout;
+  const files = added.map((f) => f.path);
+  if (!verify)
+    throw new EvidenceInfraError(
+      "dispatch.verify is not configured: the evidence judge has no test command to run at the base (set dispatch.verify, or grading.evidence: optional)"
+    );
+  if (!verifyOnCleanCheckout)
+    throw new EvidenceInfraError(
+      "this grader was built without a clean-checkout verification, so the evidence judge cannot run the added tests at the base (a wiring bug: pass verifyOnCleanCheckout to the judges)"
+    );
+  const repo = (0,external_node_path_.resolve)(config.repoPath);
+  const patch = files.length ? await subPatch(repo, bookbag.baseSha, i.diff, files) : "";
+  const scratch = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-evidence-"));
+  const logFile = (0,external_node_path_.join)(scratch, "base.log");
+  try {
+    const { value: run } = await withJudgeSandbox(
+      config,
+      i.host,
+      (sandbox) => verifyOnCleanCheckout(
+        {
+          config,
+          baseSha: bookbag.baseSha,
+          patch,
+          scratch: (0,external_node_path_.join)(scratch, "checkouts"),
+          depsRoot: (0,external_node_path_.join)(scratch, "deps"),
+          sandbox,
+          logFile,
+          timeoutMs: config.dispatch.crewTimeoutSeconds * 1e3
+        },
+        verify,
+        env_childEnv()
+      )
+    );
+    if (run.missing)
+      throw new EvidenceInfraError(
+        not_found_describeMissing(
+          run.missing,
+          `the evidence judge's ${run.missing.stage === "install" ? "dispatch.install" : "dispatch.verify"} at the base`
+        )
+      );
+    const at = `\`${verify.join(" ")}\` at base ${bookbag.baseSha.slice(0, 12)}${files.length ? " with only the test file(s) of the change" : ", unchanged"}`;
+    const seen = run;
+    if (seen.environment?.kind === "base_red") return verificationTurned(verify);
+    if (seen.environment)
+      throw new EvidenceInfraError(`the evidence judge's run of ${at}: ${seen.environment.reason}`);
+    if (seen.notApplied !== void 0)
+      throw new EvidenceInfraError(
+        `the added test file(s) alone do not apply at the base: ${seen.notApplied}`
+      );
+    if (run.exitCode === null && !run.timedOut) {
+      const log = redact_redactText(readLogText(logFile, 16 * 1024)).trim().slice(-1500);
+      throw new EvidenceInfraError(`the evidence judge could not run ${at}: ${log}`);
+    }
+    const one = files.length === 1;
+    const names = one ? `test ${files[0]}` : `tests ${evidence_list(files)}`;
+    const failsAtBase = seen.passed !== void 0 ? !seen.passed : run.exitCode !== 0 || run.timedOut;
+    if (files.length === 0)
+      return failsAtBase ? verificationTurned(verify) : noEvidence(
+        `the change adds no test, and its verification passes at the base too (${at}: exit ${run.exitCode}): nothing shows the fix`
+      );
+    if (!failsAtBase)
+      return noEvidence(
+        `the ${names} the change ${added.some((f) => f.status === "M") ? "adds or changes" : "adds"} pass at the base too (${at} passed, exit ${run.exitCode}): they do not tell the fix apart`
+      );
+    const failing = seen.base?.named && seen.broken?.length ? ` (${evidence_list(seen.broken)})` : "";
+    return evidence_passed(
+      "evidence_test_fails_at_base",
+      `${names}${failing} ${one ? "fails" : "fail"} at the base, ${one ? "passes" : "pass"} with the change`,
+      `${at} ${run.timedOut ? "timed out" : `exited with ${run.exitCode}`}`
+    );
+  } finally {
+    remove_tree_removeTreeSync(scratch);
+  }
 }
 
 
@@ -68504,6 +70831,12 @@ async function keyProxyTurn(sandbox, plan, turn, record) {
 
 
 
+
+
+
+
+
+
 function verificationFinding(read) {
   const fail = (code, reason) => ({
     judge: "verification",
@@ -68512,7 +70845,12 @@ function verificationFinding(read) {
     reasons: [reason],
     score: 0
   });
-  if (!read.ok) return fail("verification_unavailable", read.reason);
+  if (!read.ok) {
+    if (read.schoolError) throw read.schoolError;
+    return fail(read.code ?? "verification_unavailable", read.reason);
+  }
+  const refusal = read.bookbag.refusal;
+  if (refusal) return fail(refusal.code, `${refusal.code}: ${describeSecrets(refusal.findings)}`);
   const v = read.bookbag.verification;
   if (!v && read.bookbag.role !== "coding") {
     return {
@@ -68530,15 +70868,35 @@ function verificationFinding(read) {
       "the verification record is for a different diff or base than the bookbag"
     );
   }
+  if (v.notApplied !== void 0)
+    return fail(
+      "patch_does_not_apply",
+      boundText(`the change does not apply at base ${v.baseSha.slice(0, 12)}: ${v.notApplied}`, MAX_REASON)
+    );
+  if (v.environment && !v.passed)
+    return fail("verification_environment", boundText(v.environment.reason, MAX_REASON));
   if (!v.passed) {
-    const how = v.timedOut ? "timed out" : `exited with ${v.exitCode}`;
-    return fail("verification_failed", `verification \`${v.command.join(" ")}\` ${how}`);
+    const how = v.timedOut ? "timed out" : v.exitCode === null ? "could not run" : `exited with ${v.exitCode}`;
+    const broken = v.broken?.length ? [
+      boundText(
+        `${v.broken.length} test(s) that did not fail at the base fail with the change: ${v.broken.slice(0, 10).join("; ")}`,
+        MAX_REASON
+      )
+    ] : [];
+    const failed = fail("verification_failed", `verification \`${v.command.join(" ")}\` ${how}`);
+    return { ...failed, reasons: [...failed.reasons, ...broken] };
   }
+  const difference = v.base?.named ? [
+    boundText(
+      `${v.failToPass?.length ?? 0} test(s) failing at the base now pass${v.failToPass?.length ? ` (${v.failToPass.slice(0, 10).join("; ")})` : ""}; ${v.passToPassCount ?? 0} passing at the base still pass${v.base.failingCount ? `; ${v.base.failingCount} failing at the base (not counted against the crew)` : ""}`,
+      MAX_REASON
+    )
+  ] : [];
   return {
     judge: "verification",
     passed: true,
     code: "verification_passed",
-    reasons: [`verification \`${v.command.join(" ")}\` passed`],
+    reasons: [`verification \`${v.command.join(" ")}\` passed`, ...difference],
     score: 1
   };
 }
@@ -68577,19 +70935,48 @@ async function readScopedBookbag(layout, job) {
       reason: `bookbag path "${job.bookbag}" is not the bookbag of crew ${job.crewId} (bookbags/${job.crewId})`
     };
   }
+  let r;
   try {
-    const r = await readBookbag(layout, job.crewId, { role: "grader" });
-    return {
-      ok: true,
-      dir,
-      bookbag: r.record,
-      diff: r.diff,
-      ...r.brief !== void 0 ? { brief: r.brief } : {},
-      ...r.report !== void 0 ? { report: r.report } : {}
-    };
+    r = await readBookbag(layout, job.crewId, { role: "grader" });
   } catch (e) {
+    if (e instanceof PatchIntegrityError) return patchAlert(layout, job, dir, e);
     return { ok: false, dir, reason: errors_message(e) };
   }
+  let diff;
+  try {
+    diff = patchText(r.patch, job.crewId);
+  } catch (e) {
+    if (e instanceof PatchIntegrityError) return patchAlert(layout, job, dir, e);
+    throw e;
+  }
+  const secrets = scanPatch(diff);
+  if (secrets.length) {
+    const reason = `secret_in_patch: ${describeSecrets(secrets)}`;
+    await audit(layout, "grading.alert", {
+      jobKey: job.jobKey,
+      crewId: job.crewId,
+      kind: "secret-in-patch",
+      detail: reason
+    });
+    return { ok: false, dir, reason, code: "secret_in_patch" };
+  }
+  return {
+    ok: true,
+    dir,
+    bookbag: r.record,
+    diff,
+    ...r.brief !== void 0 ? { brief: r.brief } : {},
+    ...r.report !== void 0 ? { report: r.report } : {}
+  };
+}
+async function patchAlert(layout, job, dir, e) {
+  await audit(layout, "grading.alert", {
+    jobKey: job.jobKey,
+    crewId: job.crewId,
+    kind: "patch-integrity",
+    detail: e.message
+  });
+  return { ok: false, dir, reason: e.message, schoolError: e };
 }
 function withRefusals(f, refused) {
   if (!refused.length) return f;
@@ -68615,11 +71002,24 @@ function defaultGrader(ctx) {
   return async (job) => {
     const read = await readScopedBookbag(layout, job);
     const findings = [verificationFinding(read)];
+    if (read.ok) {
+      const policy = await policyFinding(
+        policyInput(config, { baseSha: read.bookbag.baseSha, diff: read.diff, fences: job.fences })
+      ).catch((e) => {
+        if (e instanceof PolicyBaseMissingError && !findings[0].passed) return void 0;
+        throw e;
+      });
+      if (policy && !policy.passed)
+        return combine(
+          policy.code === "patch_does_not_apply" ? [...findings, policy] : [policy, ...findings]
+        );
+      if (policy) findings.push(policy);
+    }
     if (!findings[0].passed || !read.ok) return combine(findings);
     const { bookbag, diff } = read;
     const coding = bookbag.role === "coding";
     if (config.grading.sealedTests && coding) {
-      const { value: sealed, refused } = await withJudgeSandbox(
+      const { value: sealed2, refused } = await withJudgeSandbox(
         config,
         host,
         (sandbox) => runSealedTests({
@@ -68631,6 +71031,19 @@ function defaultGrader(ctx) {
           sealedDir: config.grading.sealedDir,
           protect: config.grading.sealedProtect,
           ...config.grading.sealedResults ? { results: config.grading.sealedResults } : {},
+          ...config.grading.sealedLayout ? { layout: config.grading.sealedLayout } : {},
+          ...ctx.installedDependencies && config.dispatch.install ? {
+            dependencies: dependenciesOf(ctx.installedDependencies, {
+              config,
+              baseSha: bookbag.baseSha,
+              sandbox,
+              depsRoot: (0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-sealed-deps"),
+              timeoutMs
+            })
+          } : {},
+          // The full output, for maintainers only: never in a finding, a brief or a checkpoint.
+          outputFile: (0,external_node_path_.join)(layout.view(SEALED_OUTPUT), `${bookbag.crewId}.log`),
+          onAlert: (kind, detail) => audit(layout, "grading.alert", { jobKey: job.jobKey, crewId: job.crewId, kind, detail }),
           confine: (argv, env, view) => sandbox.confine(argv, env, {
             ...view,
             home: sandbox.freshHome("sealed"),
@@ -68638,9 +71051,22 @@ function defaultGrader(ctx) {
           })
         })
       );
-      findings.push(withRefusals(sealed, refused));
-      if (!sealed.passed) return combine(findings);
+      findings.push(withRefusals(sealed2, refused));
+      if (!sealed2.passed) return combine(findings);
     }
+    const sealed = findings.find((f) => f.judge === "sealed");
+    const evidence = await evidenceFinding({
+      config,
+      layout,
+      host,
+      job,
+      bookbag,
+      diff,
+      ...sealed ? { sealed } : {},
+      ...ctx.verifyOnCleanCheckout ? { verifyOnCleanCheckout: ctx.verifyOnCleanCheckout } : {}
+    });
+    findings.push(evidence);
+    if (!evidence.passed) return combine(findings);
     if (config.grading.reviewer) {
       const reviewer = config.grading.reviewer;
       const { value: review, refused } = await withJudgeSandbox(
@@ -68654,7 +71080,7 @@ function defaultGrader(ctx) {
             crewId: job.crewId,
             agent: job.agent,
             fences: job.fences,
-            brief: briefFor(layout, job, read.brief),
+            brief: briefFor(layout, job, read.brief) + reviewerNote(findings),
             diff,
             verification: bookbag.verification,
             role: bookbag.role,
@@ -68797,7 +71223,7 @@ class ledger_ScoreLedger {
     const quarantined = names.filter((n) => n.startsWith(prefix)).sort();
     if (quarantined.length > 0) {
       throw new LedgerCorruptError(
-        `score ledger ${path} was quarantined to ${quarantined.map((n) => `${(0,external_node_path_.dirname)(path)}/${n}`).join(", ")}; grading is stopped and the ledger will not be re-seeded. Repair the quarantined copy, move it back to ${(0,external_node_path_.basename)(path)} and delete the .corrupt- file, then rerun.`
+        `score ledger ${path} was quarantined to ${quarantined.map((n) => `${(0,external_node_path_.dirname)(path)}/${n}`).join(", ")}; grading is stopped and the ledger will not be re-seeded. Run \`school checkpoint recover\`: it merges every score record of the quarantined copy that still parses back into the ledger (each applied once, by its key) and keeps the copy; then rerun. Never delete the quarantined copy: its scores would be lost.`
       );
     }
     this.healthy = id ? { dev: id.dev, ino: id.ino } : void 0;
@@ -69604,14 +72030,14 @@ function outboxEntries(policy, job, verdict) {
     });
   }
   if (policy.deliver && verdict.accepted) {
-    const { decidedBy, code, score, reasons } = verdict;
+    const { decidedBy, code, score, reasons, proof } = verdict;
     entries.push({
       id: `outbox:${job.jobKey}:delivery`,
       jobKey: job.jobKey,
       issueNumber: job.issueNumber,
       kind: "delivery",
       crewId: job.crewId,
-      verdict: { decidedBy, code, score, reasons }
+      verdict: { decidedBy, code, score, reasons, ...proof ? { proof } : {} }
     });
   }
   return entries;
@@ -69622,6 +72048,7 @@ function resultComment(jobKey, crewId, verdict) {
     `**school-core grade: ${verdict.accepted ? "accepted" : "rejected"}** (crew ${inlineCode(crewId)}, score ${verdict.score.toFixed(2)})`,
     "",
     `Decided by the ${verdict.decidedBy} judge: ${inlineCode(verdict.code)}`,
+    ...verdict.proof ? [`Proved by: ${plainText(verdict.proof, 300)}`] : [],
     ...verdict.reasons.map((r) => `- ${plainText(r, 500)}`)
   ];
   return redact_redactText(lines.join("\n"));
@@ -69974,6 +72401,10 @@ function renderCorrection(c) {
     `# Correction turn ${c.turn} of ${c.of}`,
     "",
     `The verification command \`${c.command.join(" ")}\` ${c.timedOut ? "timed out" : `exited ${c.exitCode ?? "on a signal"}`} on your change. Its output follows as data. Fix the change in the worktree so that verification passes; do not weaken or skip the checks.`,
+    ...c.baseRed ? [
+      "",
+      "The command fails on the unchanged base as well. If what fails is what the issue asks you to fix, fix it; failures that have nothing to do with the issue are not yours to fix."
+    ] : [],
     "",
     dataBlock(c.output),
     ""
@@ -70024,10 +72455,7 @@ function classify(student, report, verification, timeoutMs) {
     };
   }
   if (verification && !verification.passed) {
-    return {
-      outcome: "failed",
-      reason: verification.timedOut ? "verification timed out" : `verification exited ${verification.exitCode ?? "on a signal"}`
-    };
+    return { outcome: "failed", reason: verificationFailure(verification) };
   }
   return {
     outcome: "succeeded",
@@ -70060,16 +72488,30 @@ function classifyEnding(ending, verification, correctionTurns, missing) {
       alert: "program-not-found"
     };
   }
-  if (verification && !verification.passed) {
+  if (verification?.environment && !verification.passed) {
     return {
-      outcome: "failed",
-      reason: verification.timedOut ? `verification timed out${turns}` : `verification exited ${verification.exitCode ?? "on a signal"}${turns}`
+      outcome: "aborted",
+      reason: `verification could not judge the change: ${verification.environment.reason}`,
+      infra: true,
+      alert: "environment-failed"
     };
+  }
+  if (verification && !verification.passed) {
+    return { outcome: "failed", reason: `${verificationFailure(verification)}${turns}` };
   }
   return {
     outcome: "succeeded",
     reason: verification ? `student finished; verification passed${turns}` : "student finished; no verification configured"
   };
+}
+function verificationFailure(v) {
+  if (v.notApplied !== void 0)
+    return `the change does not apply at its base: ${v.notApplied.slice(0, 300)}`;
+  if (v.timedOut) return "verification timed out";
+  if (v.broken?.length)
+    return `verification: ${v.broken.length} test(s) that did not fail at the base fail: ${v.broken.slice(0, 5).join("; ")}`;
+  if (v.exitCode === null) return "verification could not run";
+  return `verification exited ${v.exitCode}`;
 }
 
 
@@ -70226,6 +72668,7 @@ const registry_crewFold = registerFold({
           if (e.data.infra) c.infra = true;
           if (e.data.orphaned) c.orphaned = true;
           if (e.data.upstream) c.upstream = e.data.upstream;
+          if (e.data.confirmed) c.confirmed = e.data.confirmed;
         }
         break;
       }
@@ -70507,7 +72950,13 @@ async function drain(o) {
   const { only } = o.judging ?? {};
   const { progress, onStage } = o.observe ?? {};
   const workers = Math.max(1, Math.min(maxWorkers ?? config.grading.maxWorkers, fleetCapacity(config)));
-  const grade = o.judging?.grade ?? defaultGrader({ config, layout: o.layout, host: hostEnvOf(o.worker?.context) });
+  const grade = o.judging?.grade ?? defaultGrader({
+    config,
+    layout: o.layout,
+    host: hostEnvOf(o.worker?.context),
+    ...o.judging?.verifyOnCleanCheckout ? { verifyOnCleanCheckout: o.judging.verifyOnCleanCheckout } : {},
+    ...o.judging?.installedDependencies ? { installedDependencies: o.judging.installedDependencies } : {}
+  });
   const stage = async (s, key) => {
     if (onStage) await onStage(s, key);
   };
@@ -70546,7 +72995,7 @@ async function drain(o) {
     }
     let claimed = await settle([], []);
     while (claimed.length > 0) {
-      const results = await inPool(claimed, workers, (job) => judge(job, grade, stage, progress));
+      const results = await inPool(claimed, workers, (job) => drain_judge(job, grade, stage, progress));
       claimed = await settle(
         results.flatMap((w) => w.verdict ? [{ job: w.job, verdict: w.verdict }] : []),
         results.flatMap((w) => w.verdict ? [] : [{ jobKey: w.job.jobKey, error: w.error }])
@@ -70584,7 +73033,7 @@ function waveContext(o, workers, stage) {
     drain: {}
   };
 }
-async function judge(job, grade, stage, progress) {
+async function drain_judge(job, grade, stage, progress) {
   try {
     await stage("claimed", job.jobKey);
     progress?.started(job.jobKey);
@@ -70795,8 +73244,15 @@ const toCheckRun = (c) => ({
   id: Number(c.id),
   name: str(c.name),
   status: str(c.status),
-  conclusion: typeof c.conclusion === "string" ? c.conclusion : null
+  conclusion: typeof c.conclusion === "string" ? c.conclusion : null,
+  ...typeof c.app?.slug === "string" ? { app: c.app.slug } : {}
 });
+const feedback_port_ROLES = ["admin", "maintain", "write", "triage", "read", "none"];
+function toRole(d) {
+  const named = feedback_port_ROLES.find((r) => r === d.role_name);
+  if (named) return named;
+  return feedback_port_ROLES.find((r) => r === d.permission) ?? "none";
+}
 const STATUS_STATES = ["error", "failure", "pending", "success"];
 const toStatus = (c) => ({
   context: str(c.context),
@@ -70838,6 +73294,7 @@ class Requests {
 }
 function octokitFeedback(client, repository) {
   const api = new Requests(client, parseRepository(repository));
+  const roles = /* @__PURE__ */ new Map();
   const PULL = "GET /repos/{owner}/{repo}/pulls/{pull_number}";
   const COMMIT = "GET /repos/{owner}/{repo}/commits/{ref}";
   return {
@@ -70865,6 +73322,19 @@ function octokitFeedback(client, repository) {
     ),
     // The combined status lists the latest status of each context (100 per page at most).
     statuses: async (sha) => listIn(await api.one(`${COMMIT}/status`, { ref: sha, per_page: 100 }), "statuses").map(toStatus),
+    role(login) {
+      const key = login.toLowerCase();
+      let known = roles.get(key);
+      if (!known) {
+        known = api.one("GET /repos/{owner}/{repo}/collaborators/{username}/permission", { username: login }).then(toRole, (e) => {
+          if (e.status === 404) return "none";
+          roles.delete(key);
+          throw e;
+        });
+        roles.set(key, known);
+      }
+      return known;
+    },
     async jobLog(jobId) {
       try {
         return logText(
@@ -71081,6 +73551,7 @@ function judgeGrader(ctx) {
         {
           config,
           baseSha,
+          fences: read.bookbag.fences,
           patch: read.diff,
           scratch: (0,external_node_path_.join)(scratch, "checkouts"),
           depsRoot: (0,external_node_path_.join)(scratch, "deps"),
@@ -71108,22 +73579,37 @@ function judgeGrader(ctx) {
           `the judge's ${run.missing.stage === "install" ? "dispatch.install" : "dispatch.verify"}`
         )
       );
-    const passed = run.exitCode === 0 && !run.timedOut;
+    if (run.environment)
+      throw new VerificationInfraError(`the judge's verification: ${run.environment.reason}`);
+    if (run.notApplied !== void 0)
+      return combine([
+        {
+          judge: "verification",
+          passed: false,
+          code: "patch_does_not_apply",
+          reasons: [
+            boundText(
+              `the frozen patch does not apply at base ${baseSha.slice(0, 12)}: ${redact_redactText(run.notApplied)}`,
+              MAX_REASON
+            )
+          ],
+          score: 0
+        }
+      ]);
+    const passed = run.passed ?? (run.exitCode === 0 && !run.timedOut);
+    const how = run.timedOut ? "timed out" : run.exitCode === null ? "could not run" : `exited with ${run.exitCode}`;
+    const said = (run.reasons ?? []).map((r) => boundText(redact_redactText(r), MAX_REASON));
     const finding = passed ? {
       judge: "verification",
       passed,
       code: "verification_passed",
-      reasons: [`${what}: passed`, ...refusals],
+      reasons: [`${what}: passed`, ...said, ...refusals],
       score: 1
     } : {
       judge: "verification",
       passed,
       code: "verification_failed",
-      reasons: [
-        `${what}: ${run.timedOut ? "timed out" : run.exitCode === null ? "could not run" : `exited with ${run.exitCode}`}`,
-        ...refusals,
-        judge_verify_tail(log)
-      ],
+      reasons: [`${what}: ${how}`, ...said, ...refusals, judge_verify_tail(log)],
       score: 0
     };
     if (!passed) return combine([finding]);
@@ -71218,7 +73704,9 @@ const verdictSchema = strictObject({
   code: schemas_string().regex(/^[a-z][a-z0-9_]{0,79}$/),
   reasons: array(verdicts_file_text(4e3)).max(40),
   score: schemas_number().min(0).max(1),
-  findings: array(findingSchema).min(1).max(8)
+  findings: array(findingSchema).min(1).max(8),
+  /** What proved an accepted change (src/grading/evidence.ts); it must follow from the findings too. */
+  proof: verdicts_file_text(4e3).optional()
 });
 const binding = {
   jobKey: verdicts_file_text(300),
@@ -71372,7 +73860,7 @@ async function checkEntry(layout, queue, pending, e) {
   }
   if ("verdict" in e) {
     const again = combine(e.verdict.findings);
-    if (again.accepted !== e.verdict.accepted || again.decidedBy !== e.verdict.decidedBy || again.code !== e.verdict.code || again.score !== e.verdict.score)
+    if (again.accepted !== e.verdict.accepted || again.decidedBy !== e.verdict.decidedBy || again.code !== e.verdict.code || again.score !== e.verdict.score || again.proof !== e.verdict.proof)
       return { refuse: "the verdict does not follow from its own findings" };
   }
   if (e.spend?.some((x) => !x.key.startsWith(`review:${e.jobKey}:`)))
@@ -71407,7 +73895,7 @@ async function applicableJobs(layout, queue, loaded, now) {
     if (keys.has(key)) continue;
     const read = await readScopedBookbag(layout, queue.jobs[key].job);
     if (!read.ok) {
-      unreadable.set(key, combine([verificationFinding(read)]));
+      unreadable.set(key, read.schoolError ?? combine([verificationFinding(read)]));
       keys.add(key);
     }
   }
@@ -71416,6 +73904,7 @@ async function applicableJobs(layout, queue, loaded, now) {
 function appliedGrader(loaded, unreadable) {
   return async (job) => {
     const own = unreadable.get(job.jobKey);
+    if (own instanceof Error) throw own;
     if (own) return own;
     const e = loaded.entries.get(job.jobKey);
     if (!e) throw new Error(`no verdict for ${job.jobKey} (not claimed: a bug)`);
@@ -73263,12 +75752,13 @@ const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
 const MAX_ORPHANINGS = 3;
 const MAX_INFRA_ABORTS = 3;
 const MAX_LIMIT_CLAIMS = 2;
+const MAX_UNCONFIRMED_LIMIT_CLAIMS = 3;
 const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
   return requeues instanceof Map ? requeues.get(issue) : requeues[issue];
 }
-function issueStates(registry, verdict, requeues) {
+function issueStates(registry, verdict, requeues, o = {}) {
   const byIssue = /* @__PURE__ */ new Map();
   for (const c of Object.values(registry.crews)) {
     const list = byIssue.get(c.issueNumber);
@@ -73276,10 +75766,12 @@ function issueStates(registry, verdict, requeues) {
     else byIssue.set(c.issueNumber, [c]);
   }
   const out = /* @__PURE__ */ new Map();
-  for (const [issue, crews] of byIssue) out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue)));
+  for (const [issue, crews] of byIssue)
+    out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue), o));
   return out;
 }
-function stateOf(crews, verdict, requeued) {
+function stateOf(crews, verdict, requeued, o = {}) {
+  const maxUnconfirmed = o.maxUnconfirmedLimitClaims ?? MAX_UNCONFIRMED_LIMIT_CLAIMS;
   const active = crews.find((c) => c.status !== "finished");
   if (active) return { kind: "active", crewId: active.crewId };
   crews = contestRuns(crews, (c) => failedRun(c, verdict), verdict);
@@ -73290,6 +75782,9 @@ function stateOf(crews, verdict, requeued) {
   let orphans = [];
   let infra = [];
   const claims = [];
+  const unconfirmed = [];
+  let limitClaim = false;
+  let environment = false;
   for (const run of runs) {
     if (requeued && (run.finishedAt ?? "") <= requeued) continue;
     const outcome = run.outcome;
@@ -73307,13 +75802,22 @@ function stateOf(crews, verdict, requeued) {
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
     } else if (run.infra) {
+      environment = true;
       infra.push(run.crewId);
       if (infra.length >= MAX_INFRA_ABORTS) {
         const [a, b] = infra.slice(-2);
         return { kind: "stopped", crewIds: [a, b], infra: infra.length };
       }
     }
-    if (outcome === "usage_limit" && !run.upstream) {
+    limitClaim = outcome === "limit_unconfirmed";
+    if (outcome === "limit_unconfirmed") {
+      unconfirmed.push(run.crewId);
+      if (unconfirmed.length >= maxUnconfirmed) {
+        const [a, b] = unconfirmed.length > 1 ? unconfirmed.slice(-2) : [run.crewId, run.crewId];
+        return { kind: "stopped", crewIds: [a, b], limitUnconfirmed: unconfirmed.length };
+      }
+    }
+    if (outcome === "usage_limit" && !run.upstream && !run.confirmed) {
       claims.push(run.crewId);
       if (claims.length >= MAX_LIMIT_CLAIMS) {
         const [a, b] = claims.slice(-2);
@@ -73323,14 +75827,19 @@ function stateOf(crews, verdict, requeued) {
     if (failures.at(-1) === run.crewId) {
       orphans = [];
       infra = [];
+      environment = false;
     }
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2);
       return { kind: "stopped", crewIds: [a, b] };
     }
   }
-  if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
-  return READY;
+  const env = {
+    ...environment ? { environment: true } : {},
+    ...limitClaim ? { limitClaim: true } : {}
+  };
+  if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0], ...env };
+  return environment || limitClaim ? { ...READY, ...env } : READY;
 }
 function failedRun(run, verdict) {
   if (run.orphaned) return false;
@@ -73465,14 +75974,15 @@ function sequence(standby, slots) {
     const out = [];
     while (rest.length > 0) {
       const threshold = tailGuardThreshold(work, slots.get(daemon) ?? 1);
-      let pick = rest.findIndex((a2) => a2.candidate.repair);
+      let pick = rest.findIndex((a2) => a2.candidate.repair && !a2.candidate.environment);
       if (pick < 0) {
         const priority = rest[0].candidate.priority;
         pick = 0;
         let longest = -1;
         rest.forEach((a2, i) => {
           const p = expectedMinutes(a2.candidate);
-          if (a2.candidate.priority === priority && p >= threshold && p > longest) [pick, longest] = [i, p];
+          if (a2.candidate.priority === priority && !a2.candidate.environment && p >= threshold && p > longest)
+            [pick, longest] = [i, p];
         });
       }
       const [a] = rest.splice(pick, 1);
@@ -73630,13 +76140,24 @@ const CREW_OUTCOMES = [
   "failed",
   "timed_out",
   "usage_limit",
+  /**
+   * A usage limit only the student claimed (an exit 75, a report marker, a limit line in its answer
+   * or its CLI's prose) that nothing the student cannot write confirmed (src/dispatch/limit-probe.ts):
+   * the issue's, not the agent's. Its issue goes to the back of the queue; enough of them stop it.
+   */
+  "limit_unconfirmed",
   "overloaded",
   "aborted",
   "lost",
   "cancelled"
 ];
 const PAUSING_OUTCOMES = ["usage_limit"];
-const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (["usage_limit", "overloaded", "cancelled"]));
+const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && ([
+  "usage_limit",
+  "limit_unconfirmed",
+  "overloaded",
+  "cancelled"
+]));
 
 
 ;// CONCATENATED MODULE: ./.build/src/handoff/lost-end.js
@@ -74088,7 +76609,15 @@ function issueStatuses(i) {
     } else if (state2?.kind === "stopped")
       out.set(issue, {
         state: "stopped",
-        reason: state2.orphaned ? `the machine running its crews lost ${state2.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : state2.limitClaims ? `${state2.limitClaims} of its runs ended with a usage limit only the agent reported (the API did not say so), and each paused that agent; the school waits for a maintainer (\`school requeue\` starts over)` : state2.infra ? `${state2.infra} runs in a row failed for the school's own reasons (a program missing from the sandbox, an agent that could not start; not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
+        reason: state2.orphaned ? `the machine running its crews lost ${state2.orphaned} of them in a row (not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : state2.limitUnconfirmed ? `${state2.limitUnconfirmed} of its runs ended with a usage limit the agent claimed and nothing confirmed (limit_unconfirmed: not the API, not the school's own check of the agent); the agent was never paused; the school waits for a maintainer (\`school dead-letters requeue issue:${issue}\` starts over)` : state2.limitClaims ? `${state2.limitClaims} of its runs ended with a usage limit only the agent reported (the API did not say so), and each paused that agent; the school waits for a maintainer (\`school requeue\` starts over)` : state2.infra ? `${state2.infra} runs in a row failed for the school's own reasons (a program missing from the sandbox, an agent that could not start; not the agent's failures); the school waits for a maintainer (\`school requeue\` starts over)` : "two runs in a row failed; the school will not try a third (`school requeue` starts over)"
+      });
+    else if (c.outcome === "limit_unconfirmed")
+      out.set(issue, {
+        state: "paused",
+        ...who,
+        reason: plain(
+          `limit_unconfirmed: its crew claimed a usage limit that nothing confirmed, so this issue waits behind the others (the agent is not paused)${c.reason ? `: ${c.reason}` : ""}`
+        )
       });
     else if (c.outcome === "usage_limit" || c.outcome === "overloaded" || c.outcome === "cancelled")
       out.set(issue, { state: "paused", ...who, reason: plain(c.reason ?? c.outcome) });
@@ -74105,6 +76634,7 @@ function issueStatuses(i) {
           ...who,
           ...moved,
           ...settled ? { settled } : {},
+          ...v.proof ? { proof: plain(v.proof) } : {},
           ...d && d.crewId === c.crewId ? {
             delivery: {
               branch: d.branch,
@@ -74179,6 +76709,8 @@ function statusComment(issueNumber, s) {
     statusMarker(issueNumber),
     `**school-core status:** ${headline(s)}`,
     ..."crewId" in s ? ["", `Crew ${inlineCode(s.crewId)} (agent ${inlineCode(s.agent)}).`] : [],
+    // It names test files a student chose: quoted as prose.
+    ...s.state === "accepted" && s.proof ? ["", `Proved by: ${plainText(s.proof)}.`] : [],
     // The judges' decision quotes crew ids, agents and verdict codes: quoted as prose.
     ..."contest" in s && s.contest?.why ? ["", `Contest: ${plainText(s.contest.why)}.`] : [],
     "",
@@ -74221,7 +76753,8 @@ async function refreshStatuses(o) {
       verdicts.set(j.job.crewId, {
         accepted: j.verdict.accepted,
         code: j.verdict.code,
-        ...reason ? { reason } : {}
+        ...reason ? { reason } : {},
+        ...j.verdict.proof ? { proof: j.verdict.proof } : {}
       });
     }
     const { runUrl, repoUrl } = o;
@@ -74354,6 +76887,7 @@ function sanitize_finiteOr(value, fallback, range) {
 
 
 
+
 const MAX_TEXT = 8e3;
 const LOG_TAIL = 4e3;
 const CI_START_MS = 15 * 6e4;
@@ -74367,6 +76901,17 @@ function untrustedAuthor(a, trust, bots) {
   if (trust.anyone) return void 0;
   if (trust.associations.includes(a.association)) return void 0;
   return `${a.login} is ${a.association}, not ${trust.associations.join("/")}`;
+}
+const WRITERS = /* @__PURE__ */ new Set(["admin", "maintain", "write"]);
+async function untrustedFeedback(o, a) {
+  const why = untrustedAuthor(a, o.trust, o.bots);
+  if (why || a.bot || o.trust.anyone || !o.port.role) return why;
+  try {
+    const role = await o.port.role(a.login);
+    return WRITERS.has(role) ? void 0 : `${a.login} is ${a.association} but has ${role === "none" ? "no" : role} access to the repository, not write or higher`;
+  } catch (e) {
+    return `${a.login}'s access to the repository could not be read (${errors_message(e).slice(0, 200)}): not counted`;
+  }
 }
 function schoolCommand(body) {
   const m = /^\s*\/school(?:\s+([\s\S]*))?$/.exec(body);
@@ -74438,7 +76983,7 @@ async function readPull(o, r, d, updatedAt, seenAt) {
     for (const v of reviews) {
       reviewsSeen.push(v.id);
       if (v.state !== "CHANGES_REQUESTED") continue;
-      const why = untrustedAuthor(v.author, o.trust, o.bots);
+      const why = await untrustedFeedback(o, v.author);
       const id = `review:${v.id}`;
       if (why) {
         r.ignored.push({ issue: d.issue, pr: d.pr, id, author: v.author.login, reason: why });
@@ -74480,7 +77025,7 @@ async function readComments(o, r, d, n, seenAt, knownHead) {
     const instruction = schoolCommand(c.body);
     if (instruction === void 0) continue;
     const id = `comment:${c.id}`;
-    const why = untrustedAuthor(c.author, o.trust, o.bots);
+    const why = await untrustedFeedback(o, c.author);
     if (why) r.ignored.push({ issue: d.issue, pr: d.pr, id, author: c.author.login, reason: why });
     else if (instruction === "")
       r.ignored.push({
@@ -74518,6 +77063,10 @@ async function readChecks(o, r, open) {
     if (failed.length > 0 || failedStatuses.length > 0) {
       const tails = [];
       for (const f of failed.slice(0, 3)) {
+        if (f.app !== void 0 && f.app !== "github-actions") {
+          tails.push(`${f.name}: ${f.conclusion} (a check of ${f.app}; its output is not quoted)`);
+          continue;
+        }
         const log = await o.port.jobLog(f.id);
         tails.push(`${f.name}: ${f.conclusion}${log ? `
 ${log.slice(-LOG_TAIL)}` : ""}`);
@@ -74697,7 +77246,44 @@ function withOutbox(drained, after) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/grading/requeue.js
+
+const ISSUE = /^(?:issue:|#)(\d{1,9})$/i;
+function requeueSelectors(text) {
+  return (text ?? "").split(/[\s,]+/).filter(Boolean);
+}
+function selectDeadLetters(selectors, dead) {
+  const keys = /* @__PURE__ */ new Set();
+  const unmatched = [];
+  for (const s of selectors) {
+    const issue = ISSUE.exec(s);
+    const matching = s.toLowerCase() === "all" ? dead : issue ? dead.filter((d) => d.job.issueNumber === Number(issue[1])) : dead.filter((d) => d.job.jobKey === s);
+    if (matching.length === 0) unmatched.push(s);
+    for (const d of matching) keys.add(d.job.jobKey);
+  }
+  return { keys: dead.map((d) => d.job.jobKey).filter((k) => keys.has(k)), unmatched };
+}
+async function requeueDeadLetters(queue, selectors) {
+  if (selectors.length === 0) return [];
+  const dead = queue.deadLetters();
+  const { keys, unmatched } = selectDeadLetters(selectors, dead);
+  const plainKeys = unmatched.filter((s) => !ISSUE.test(s) && s.toLowerCase() !== "all");
+  if (plainKeys.length) await queue.requeue(plainKeys[0]);
+  if (unmatched.length)
+    throw new QueueError(
+      `dead-letters requeue: nothing matches ${unmatched.map((s) => `"${s}"`).join(", ")} \u2014 ${dead.length ? `the dead letters are of issue(s) ${[...new Set(dead.map((d) => `#${d.job.issueNumber}`))].join(", ")}` : "there are no dead letters"}; give a job key (\`school dead-letters list\`), issue:<N> or all.`
+    );
+  const done = [];
+  for (const key of keys) {
+    const j = await queue.requeue(key);
+    done.push({ jobKey: key, issueNumber: j.job.issueNumber, previousFailure: j.previousFailure ?? "" });
+  }
+  return done;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/loop/drain-job.js
+
 
 
 
@@ -74739,7 +77325,7 @@ async function drainJob(inputs, logger, context = LOCAL_RUN) {
     return done({ mode: "read-only", pending: pending2, dead });
   }
   if (inputs.mode === "judge") return judgeJob(inputs, config, logger, context);
-  await importAndRequeue(inputs, config, layout, queue, logger);
+  const requeued = await importAndRequeue(inputs, config, layout, queue, logger);
   const { github, feedback, delivery } = githubPorts(inputs, config, layout, logger, context);
   const { applied, verdicts } = inputs.mode === "apply" ? await verdictsToApply(inputs, layout, queue, logger) : { applied: {}, verdicts: void 0 };
   const drained = await logger.group(
@@ -74750,7 +77336,8 @@ async function drainJob(inputs, logger, context = LOCAL_RUN) {
       logger,
       deliver: !!delivery,
       ...inputs.limits ? { limits: inputs.limits } : {},
-      judging: applied,
+      // Drain mode judges here: the evidence judge runs a patch's added tests on a clean checkout.
+      judging: { ...applied, verifyOnCleanCheckout: verifyOnCleanCheckout, installedDependencies: installedDependencies },
       worker: { context },
       observe: { progress: drainProgress({ logger }) }
     })
@@ -74776,6 +77363,7 @@ async function drainJob(inputs, logger, context = LOCAL_RUN) {
     ...after.feedback ? { feedback: after.feedback } : {},
     pending,
     dead: queue.deadLetters(),
+    requeued,
     ...verdicts
   });
 }
@@ -74839,10 +77427,9 @@ async function importAndRequeue(inputs, config, layout, queue, logger) {
       );
     });
   }
-  for (const key of inputs.deadLetters.requeue) {
-    const j = await queue.requeue(key);
-    logger.info(`requeued ${key}; previous failure: ${j.previousFailure ?? ""}`);
-  }
+  const requeued = await requeueDeadLetters(queue, inputs.deadLetters.requeue);
+  for (const j of requeued) logger.info(`requeued ${j.jobKey}; previous failure: ${j.previousFailure}`);
+  return requeued;
 }
 async function judgeJob(inputs, restored, logger, context) {
   const copy = (0,external_node_fs_.mkdtempSync)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "school-judge-state-"));
@@ -74853,9 +77440,15 @@ async function judgeJob(inputs, restored, logger, context) {
   const config = { ...restored, stateDir: copy };
   const layout = new layout_StateLayout(copy, auditActor(context));
   const queue = new GradingQueue(layout, (m) => logger.warning(m));
-  await importAndRequeue(inputs, config, layout, queue, logger);
+  const requeued = await importAndRequeue(inputs, config, layout, queue, logger);
   const entries = [];
-  const judge = judgeGrader({ config, layout, host: hostEnvOf(context), verifyOnCleanCheckout: verifyOnCleanCheckout });
+  const judge = judgeGrader({
+    config,
+    layout,
+    host: hostEnvOf(context),
+    verifyOnCleanCheckout: verifyOnCleanCheckout,
+    installedDependencies: installedDependencies
+  });
   const drained = await logger.group(
     "Judge the pending jobs",
     () => drain({
@@ -74883,6 +77476,7 @@ async function judgeJob(inputs, restored, logger, context) {
         outboxPending: new Outbox(layout).pending().length
       }),
       verdicts: entries.length,
+      requeued,
       file,
       digest: verdictsDigest((0,external_node_fs_.readFileSync)(file)),
       pending,
@@ -75186,7 +77780,7 @@ function costCells(r) {
     String(r.crews),
     String(r.accepted),
     String(r.merged),
-    format_usd(r.spendUsd),
+    r.meteredUsd ? `${format_usd(r.spendUsd)} (${format_usd(r.meteredUsd)} metered)` : format_usd(r.spendUsd),
     costPer(r.costPerAcceptedUsd),
     costPer(r.costPerMergedUsd),
     trendText(r.trend)
@@ -75411,6 +78005,62 @@ ${leaderboardMarkdown(view)}`,
 function actionSummaryMarkdown(action, view, reportName) {
   const sections = ACTION_SECTIONS[action] ?? ACTION_SECTIONS["checkpoint-state"];
   return boardMarkdown(view, { sections, ...reportName ? { reportName } : {} });
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/board/alerts.js
+
+
+const SCHOOL_ALERT_KINDS = ["base-red", "environment-failed", "program-not-found"];
+const ALERTS_SHOWN = 5;
+const TAIL_BYTES = 1024 * 1024;
+function alerts_tail(path) {
+  const size = (0,external_node_fs_.statSync)(path).size;
+  const start = Math.max(0, size - TAIL_BYTES);
+  const fd = (0,external_node_fs_.openSync)(path, "r");
+  try {
+    const buf = Buffer.alloc(size - start);
+    (0,external_node_fs_.readSync)(fd, buf, 0, buf.length, start);
+    const text = buf.toString("utf8");
+    return start > 0 ? text.slice(text.indexOf("\n") + 1) : text;
+  } finally {
+    (0,external_node_fs_.closeSync)(fd);
+  }
+}
+function schoolAlerts(layout) {
+  try {
+    const path = layout.file("audit");
+    if (!(0,external_node_fs_.existsSync)(path)) return [];
+    const seen = /* @__PURE__ */ new Set();
+    const out = [];
+    const lines = alerts_tail(path).split("\n").reverse();
+    for (const line of lines) {
+      if (!line.includes('"crew.alert"')) continue;
+      let r;
+      try {
+        r = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const kind = String(r.kind ?? "");
+      if (r.type !== "crew.alert" || !SCHOOL_ALERT_KINDS.includes(kind)) continue;
+      const detail = redact_redactText(String(r.detail ?? "")).slice(0, 1e3);
+      const key = `${kind}\0${detail}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({
+        at: String(r.at ?? ""),
+        kind,
+        ...typeof r.crewId === "string" ? { crewId: r.crewId } : {},
+        ...typeof r.issueNumber === "number" ? { issue: r.issueNumber } : {},
+        detail
+      });
+      if (out.length >= ALERTS_SHOWN) break;
+    }
+    return out;
+  } catch {
+    return [];
+  }
 }
 
 
@@ -75683,7 +78333,7 @@ class SourceReader {
       this.problems.push({
         file: name.slice(0, at),
         quarantinedTo: `${this.layout.root}/${name}`,
-        message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is repaired. Inspect it, restore the good records, then remove the quarantined copy`
+        message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is recovered: run \`school checkpoint recover\` (never delete the quarantined copy)`
       });
     }
   }
@@ -75813,7 +78463,7 @@ const grading = {
         jobs[key] = j;
         continue;
       }
-      const { accepted, decidedBy, code: code2, reasons } = j.verdict;
+      const { accepted, decidedBy, code: code2, reasons, proof } = j.verdict;
       jobs[key] = {
         job: {
           crewId: j.job.crewId,
@@ -75824,7 +78474,7 @@ const grading = {
         },
         status: j.status,
         attempts: j.attempts,
-        verdict: { accepted, decidedBy, code: code2, reasons },
+        verdict: { accepted, decidedBy, code: code2, reasons, ...proof ? { proof } : {} },
         enqueuedAt: j.enqueuedAt,
         updatedAt: j.updatedAt,
         ...j.lastError !== void 0 ? { lastError: j.lastError } : {}
@@ -76108,10 +78758,17 @@ function costTable(i) {
   const all = book(crews);
   const recent = book(within(0, TREND_DAYS));
   const before = book(within(TREND_DAYS, 2 * TREND_DAYS));
+  const metered = /* @__PURE__ */ new Map();
+  for (const c of crews) {
+    const m = i.spend?.crews?.[c.crewId]?.meteredUsd;
+    const k = `${c.agent}\0${c.choice.domain}`;
+    if (m) metered.set(k, (metered.get(k) ?? 0) + m);
+  }
   const rows = all.list("domain").filter((r) => r.crews > 0).map((r) => ({
     agent: r.agent,
     domain: r.domain,
     ...costs_window(r),
+    ...meteredPart(metered.get(`${r.agent}\0${r.domain}`)),
     trend: {
       recent: costs_window(recent.of(r.agent, r.domain)),
       before: costs_window(before.of(r.agent, r.domain))
@@ -76160,6 +78817,7 @@ function costs_window(r) {
   };
 }
 const round = (n) => Math.round(n * 1e4) / 1e4;
+const meteredPart = (usd) => usd ? { meteredUsd: round(usd) } : {};
 const finite = (n) => typeof n === "number" && Number.isFinite(n) ? n : 0;
 
 
@@ -76186,6 +78844,7 @@ function untrustedReason(item, trust) {
 const STOP_REASON = "repair-stopped-after-two-failures";
 const ORPHAN_STOP_REASON = "stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student's failures; `school requeue` once the daemon is fixed";
 const LIMIT_CLAIMS_STOP_REASON = "limit-claims-stopped: its crews kept ending with a usage limit only the agent reported, not the API; each paused its agent; `school requeue` once the issue is looked at";
+const LIMIT_UNCONFIRMED_STOP_REASON = "stopped-after-unconfirmed-limit-claims: its crews kept claiming a usage limit nothing confirmed (limit_unconfirmed); the agent was never paused; `school dead-letters requeue issue:N` once the issue is looked at";
 const TITLE_MAX = 200;
 function cleanText(text, max = TITLE_MAX) {
   const ascii = PRINTABLE_ASCII.test(text);
@@ -76338,12 +78997,19 @@ function placeCrew(place, clean, item, at) {
       "stopped",
       item,
       crew.finishedAt,
-      () => state.orphaned ? ORPHAN_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON
+      () => state.orphaned ? ORPHAN_STOP_REASON : state.limitUnconfirmed ? LIMIT_UNCONFIRMED_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON
     );
   } else if (state.kind === "done") {
     const done = byCrew.get(state.crewId);
     if (done) placeJob(place, clean, item, done);
     else place("grading", item, crew.finishedAt, () => "awaiting enqueue");
+  } else if (crew.outcome === "limit_unconfirmed") {
+    place(
+      "ready",
+      item,
+      crew.finishedAt,
+      () => clean(`limit_unconfirmed (waits behind the other issues): ${crew.reason || ""}`)
+    );
   } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
     place("paused", item, crew.finishedAt, () => clean(crew.reason || crew.outcome));
   } else if (job?.verdict && !job.verdict.accepted) {
@@ -76360,7 +79026,8 @@ function placeCrew(place, clean, item, at) {
 function verdictReason(job) {
   const v = job.verdict;
   if (!v) return "";
-  return `${v.decidedBy}: ${v.code}${v.reasons.length ? ` \u2014 ${v.reasons.join("; ")}` : ""}`;
+  const proof = v.accepted && v.proof ? ` \u2014 proved by: ${v.proof}` : "";
+  return `${v.decidedBy}: ${v.code}${proof}${v.reasons.length ? ` \u2014 ${v.reasons.join("; ")}` : ""}`;
 }
 function placeJob(place, clean, item, job) {
   item.crewId = job.job.crewId;
@@ -76412,8 +79079,11 @@ function humanScore(ledger, agent) {
 
 
 
+
 function buildView(layout, config, now = /* @__PURE__ */ new Date(), options = {}) {
-  return viewOf(loadBoardSources(layout), layout.root, config, now, options);
+  const view = viewOf(loadBoardSources(layout), layout.root, config, now, options);
+  const alerts = schoolAlerts(layout);
+  return alerts.length ? { ...view, alerts } : view;
 }
 function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), options = {}) {
   const abridged = options.itemsPerLane;
@@ -76759,9 +79429,21 @@ function drainSummary(r, board) {
       ...deadLetters
     ];
   const d = r.drained;
+  const requeued = r.requeued?.length ? [
+    { heading: "Dead letters requeued", level: 3 },
+    table([
+      ["Job", "Issue", "Previous failure"],
+      ...r.requeued.map((j) => [
+        escapeHtml(j.jobKey),
+        `#${j.issueNumber}`,
+        escapeHtml(plainText(j.previousFailure, 300))
+      ])
+    ])
+  ] : [];
   if (r.mode === "judge")
     return [
       { heading: "Judging" },
+      ...requeued,
       {
         raw: `${r.verdicts} verdict(s) handed on to the grade job (nothing applied or delivered here): ${countsLine(d)}
 
@@ -76785,6 +79467,7 @@ function drainSummary(r, board) {
     ...r.missing ? [{ raw: `${plainText(r.missing, 1e3)}: the pending jobs stay queued for the next cycle.
 
 ` }] : [],
+    ...requeued,
     ...refused,
     ...d.fatal ? [{ raw: `**Grading stopped:** ${plainText(d.fatal, 1e3)}
 

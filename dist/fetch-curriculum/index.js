@@ -45088,7 +45088,7 @@ class errors_ConfigError extends SchoolError {
 class errors_CorruptStateError extends SchoolError {
   constructor(file, quarantinedTo, line, detail) {
     super(
-      `state file ${file} is corrupt at line ${line} (${detail}); ` + (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : "") + "Refusing to continue on partial state: inspect the quarantined copy, repair or remove it, then rerun."
+      `state file ${file} is corrupt at line ${line} (${detail}); ` + (quarantinedTo ? `moved aside to ${quarantinedTo}. ` : "") + "Refusing to continue on partial state. To recover, run `school checkpoint recover` in this state directory (it merges every record of the quarantined copy that still parses back into the log, drops only the broken lines and keeps the copy); never delete the quarantined copy: without its records, delivered issues would be planned again and their branches moved."
     );
     this.file = file;
     this.quarantinedTo = quarantinedTo;
@@ -45179,25 +45179,29 @@ function isSensitiveKey(key) {
   return known;
 }
 const sensitiveKeys = /* @__PURE__ */ new Map();
-const TOKEN_PATTERNS = [
+const TOKEN_FORMATS = [
   // PEM private keys, terminated or torn.
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  {
+    kind: "a PEM private key",
+    pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g
+  },
   // GitHub tokens.
-  /\bgithub_pat_[A-Za-z0-9_]{20,255}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g,
+  { kind: "a GitHub token", pattern: /\bgithub_pat_[A-Za-z0-9_]{20,255}/g },
+  { kind: "a GitHub token", pattern: /\bgh[pousr]_[A-Za-z0-9]{20,255}\b/g },
   // Anthropic and OpenAI keys.
-  /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
-  /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g,
+  { kind: "an Anthropic API key", pattern: /\bsk-ant-[A-Za-z0-9_-]{16,}/g },
+  { kind: "an OpenAI API key", pattern: /\bsk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}/g },
   // AWS access key ids.
-  /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
+  { kind: "an AWS access key id", pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g },
   // Slack tokens and webhooks.
-  /\bxox[abposre]-[A-Za-z0-9-]{8,}/g,
-  /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g,
+  { kind: "a Slack token", pattern: /\bxox[abposre]-[A-Za-z0-9-]{8,}/g },
+  { kind: "a Slack webhook", pattern: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/]+/g },
   // JSON Web Tokens.
-  /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+  { kind: "a JSON Web Token", pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g },
   // Google API keys.
-  /\bAIza[0-9A-Za-z_-]{35}\b/g
+  { kind: "a Google API key", pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g }
 ];
+const TOKEN_PATTERNS = TOKEN_FORMATS.map((f) => f.pattern);
 const CONTEXT_PATTERNS = [
   [/\b(authorization\s*[:=]\s*(?:bearer|token|basic)\s+)[^\s"',;]+/gi, `$1${REDACTED}`],
   [/\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, `$1${REDACTED}`],
@@ -45210,6 +45214,10 @@ const CONTEXT_PATTERNS = [
 const knownSecrets = /* @__PURE__ */ new Set();
 function registerSecret(value) {
   if (value && value.length >= 6) knownSecrets.add(value);
+}
+function holdsRegisteredSecret(text, counts = () => true) {
+  for (const secret of knownSecrets) if (text.includes(secret) && counts(secret)) return true;
+  return false;
 }
 const LOWER_LITERALS = /private key|github_pat_|gh[pousr]_|sk-|xox|hooks\.slack\.com|authorization|bearer|token|secret|passw|api[_-]?key|access[_-]?key|private[_-]?key|:\/\//;
 const EXACT_LITERALS = /eyJ|AIza|A(?:KI|SI|GP|ID|RO|NP)A/;
@@ -55255,7 +55263,14 @@ const daemonSchema = strictObject({
   ).describe(
     "Lower-case letters and digits in parts joined by single dashes, the first part holding a letter (gpu-2, not 2-gpu); at most 39 characters."
   ),
-  labels: array(schemas_string().min(1)).default([]).describe("Runner labels besides self-hosted."),
+  labels: array(
+    schemas_string().regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+      "a runner label is letters, digits, dots, dashes and underscores (what runs-on takes), e.g. gpu or school-gpu"
+    )
+  ).max(10).default([]).describe(
+    "The self-hosted runner labels besides self-hosted this daemon's crew and roster jobs run on; empty: [self-hosted, <runner-label-prefix>-<id>] (school-<id>)."
+  ),
   hosted: schemas_string().regex(
     /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
     "a GitHub-hosted runner label, e.g. ubuntu-latest or ubuntu-24.04"
@@ -55391,7 +55406,21 @@ const sandboxLimitsSchema = strictObject({
   ),
   tmpfsMiB: schemas_number().int().min(1).default(512).describe("Size of each writable tmpfs inside (/dev/shm); the rest of the root is read-only."),
   diskMiB: schemas_number().int().min(1).default(8192).describe(
-    "What a running crew may write to the host disk: its worktree, HOME and /tmp together, measured every few seconds; beyond it its processes are killed and it fails."
+    "What a crew may write: no file grows past it (RLIMIT_FSIZE) and /tmp is a tmpfs of this size, both bounded when written; its worktree and HOME together are measured every few seconds. A refused write it reports, or a sum beyond it, fails the crew."
+  )
+}).prefault({});
+const keyProxyMeterSchema = strictObject({
+  prices: record(
+    schemas_string().regex(
+      /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,119}$/,
+      "a model name or the start of one, e.g. claude-sonnet-4-5 or gpt-5.1-codex"
+    ),
+    pricingSchema
+  ).default({}).describe(
+    "USD per million tokens per model (a name, or the start of names: claude-sonnet-4-5 covers claude-sonnet-4-5-20250929), over the built-in list prices (docs/security.md). A model no entry names is priced at its provider's most expensive rate, with an alert."
+  ),
+  requestsPerMinute: schemas_number().int({ message: "sandbox.keyProxy.requestsPerMinute: a whole number of requests, e.g. 120" }).min(1, { message: "sandbox.keyProxy.requestsPerMinute: at least 1" }).max(1e5).default(120).describe(
+    "Requests one crew may send through its key proxy in any minute; past it the proxy answers 429 with retry-after, without asking the API."
   )
 }).prefault({});
 const sandboxSchema = strictObject({
@@ -55410,20 +55439,33 @@ const sandboxSchema = strictObject({
   bwrap: schemas_string().min(1).default("bwrap").describe("The bubblewrap binary (name on PATH or absolute path)."),
   limits: sandboxLimitsSchema.describe(
     "Resource limits of each crew and judge: pids, memoryMiB, cpuWeight, tmpfsMiB, diskMiB (docs/security.md)."
+  ),
+  keyProxy: keyProxyMeterSchema.describe(
+    "The key proxy's meter: the prices it counts each answer's usage with, and a crew's request rate (docs/security.md)."
   )
 }).prefault({});
 const SEALED_RESULT_FORMATS = ["node-test", "junit"];
 const sealedResultsSchema = strictObject({
   format: schemas_enum(SEALED_RESULT_FORMATS).describe(
-    "node-test: sealedTests is `node --test \u2026` and the judge adds node's JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
+    "node-test: sealedTests is `node --test \u2026` and the judge adds its guard and its own JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
   ),
   file: schemas_string().min(1).optional().describe(
     "junit only: the report the command writes, relative to the checkout, for a runner that cannot take {results} in argv. A patch touching it is tampering."
   ),
   expect: array(schemas_string().min(1)).min(1).optional().describe(
-    "Tests that must each be reported as passed (name, `suite > name` or `classname.name`). Default: every test the suite reports on the base commit."
+    "Tests that must each be reported as passed (full id such as tests/test_a.py::test_x or test/a.test.js > suite > name; or name, `suite > name`, `classname.name`). Default: every test the suite reports on the base commit."
   )
 }).describe("Named results: the sealed judge passes on the test report, so an early exit fails.");
+const verifyResultsSchema = strictObject({
+  format: schemas_enum(SEALED_RESULT_FORMATS).describe(
+    "node-test: dispatch.verify is `node --test \u2026` and the school adds node's JUnit reporter; junit: the command writes JUnit XML to {results} (or to file)."
+  ),
+  file: schemas_string().min(1).optional().describe(
+    "junit only: the report the command writes, relative to the checkout, for a runner that cannot take {results} in argv."
+  )
+}).describe(
+  "Named results of dispatch.verify: a crew is graded on the difference from the unchanged base (tests failing there that now pass, tests passing there that must still pass), never blamed for tests already failing at the base."
+);
 const MAX_DAEMONS = 256;
 const DEFAULT_HEARTBEAT_TTL_SECONDS = 900;
 const schema_configSchema = strictObject({
@@ -55487,13 +55529,19 @@ const schema_configSchema = strictObject({
     agentPauseMaxMinutes: schemas_number().int().min(1).max(10080).default(60).describe(
       "Longest pause a limit only the student (or the model's text) reported may cause: it pauses that agent alone, until its reset time but never longer than this. Only the API's own answer, seen by the key proxy, pauses the school."
     ),
+    limitProbe: schemas_boolean().default(true).describe(
+      "Confirm a usage limit only the student claimed before it pauses the agent: the school runs the agent once itself (a trivial prompt in an empty directory, no issue text) and pauses the agent only when that answers with the limit too, or when crews of two different issues reported it within agentPauseMaxMinutes. Unconfirmed, the claim is the issue's (limit_unconfirmed): it goes to the back of the queue. false: today's behaviour before probes (every claim pauses its agent)."
+    ),
+    maxUnconfirmedLimitClaims: schemas_number().int().min(1).max(100).default(3).describe(
+      "Unconfirmed limit claims (limit_unconfirmed) of one issue after which it stops (stopped-after-unconfirmed-limit-claims) until `school requeue` or `school dead-letters requeue issue:N`."
+    ),
     maxFallbacks: schemas_number().int().min(0).default(2).describe("Runs per cycle placed in a fallback classroom when no worktree daemon is online."),
     leaseSeconds: schemas_number().int().min(10).default(1200),
     repairInJob: schemas_boolean().default(true).describe(
       "An Actions crew job plans and starts the repair of its own failed crew at once, instead of leaving it to a later run."
     ),
     verify: argv.optional().describe(
-      "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch."
+      "Verification command, run after each turn on a clean checkout of the base with exactly the crew's patch (the base's tests put back over it), writable for the run and thrown away after, and judged against the unchanged base (docs/grading.md)."
     ),
     install: strictObject({
       command: argv.describe("Installs the dependencies in a checkout of the base, e.g. [npm, ci]."),
@@ -55502,6 +55550,7 @@ const schema_configSchema = strictObject({
     }).optional().describe(
       "Dependencies for the verification, installed once per base and lockfile digest (never the student's)."
     ),
+    verifyResults: verifyResultsSchema.optional(),
     order: schemas_enum(DISPATCH_ORDERS).default("tail-guard").describe(
       'smallest-first: repairs, priority, smallest size. tail-guard (default): repairs and priority first; within a priority, issues predicted long enough to stretch the makespan, then the quicker 55 % of the curriculum smallest first, then the rest longest first (docs/dispatch.md "Ordering").'
     ),
@@ -55549,9 +55598,29 @@ const schema_configSchema = strictObject({
     sealedTests: argv.optional().describe(
       "Hidden test command run on the crew patch at its base; {sealed} names the copy of sealedDir."
     ),
-    sealedDir: schemas_string().optional().describe("Directory outside the repository holding the sealed suite (copied for each run)."),
+    sealedDir: schemas_string().optional().describe(
+      "Directory outside the repository holding the sealed suite (laid into, or copied beside, a fresh checkout for each run)."
+    ),
     sealedProtect: array(schemas_string().min(1)).default([]).describe("Path globs a patch may not touch (e.g. package.json); touching one is tampering."),
     sealedResults: sealedResultsSchema.optional(),
+    sealedLayout: schemas_enum(["beside", "into"]).optional().describe(
+      "Where the sealed suite goes: into (its files laid into the checkout at their paths, with the installed dependencies) or beside (a copy next to it, named by {sealed}). Default: beside when sealedTests names {sealed}, else into."
+    ),
+    testPatterns: array(schemas_string().min(1)).default([]).describe(
+      "Path globs of test files beyond the built-in ones (docs/grading.md, test surface): a patch may add such files, not change the base's."
+    ),
+    testDefinitions: array(schemas_string().min(1)).default([]).describe(
+      "Path globs of files that define how tests run beyond the built-in ones (package.json scripts, runner configs, CI): any change to one is refused tests_changed."
+    ),
+    allowTestChanges: schemas_boolean().default(false).describe(
+      "true: a patch may change the base's tests and test definitions; the change is flagged for the reviewer and on the board instead of refused tests_changed."
+    ),
+    allowProtected: array(schemas_string().min(1)).default([]).describe(
+      "Path globs of protected paths (.github/**, school.yml, .gitattributes, package-manager and CI configs) a patch may change; anything else there is refused protected_path, in grading and at delivery."
+    ),
+    evidence: schemas_enum(["required", "optional"]).default("required").describe(
+      "required: a coding issue's accepted change must show its fix (a test it adds that fails at the base, tests failing at the base that now pass, or sealed tests that pass), else it is rejected no_evidence; docs and chore issues (a label or a curriculum rule's domain docs, documentation or chore) and non-coding roles are exempt. optional: no evidence is asked."
+    ),
     reviewer: reviewerSchema.optional().describe(
       "Judge 2: a command (argv) printing a JSON verdict, or {kind: claude-code | codex, ...}; default: built-in rubric."
     ),
@@ -55595,6 +55664,22 @@ const schema_configSchema = strictObject({
     c.grading,
     (path, message) => ctx.addIssue({ code: "custom", path: ["grading", ...path], message })
   );
+  if (c.grading.sealedLayout === "into" && c.grading.sealedTests?.some((a) => a.includes("{sealed}")))
+    ctx.addIssue({
+      code: "custom",
+      path: ["grading", "sealedTests"],
+      message: "names {sealed}, but grading.sealedLayout is into: the suite's files are laid into the checkout at their own paths; name them relative to it (e.g. tests/test_fix.py), or set sealedLayout: beside"
+    });
+  if (c.dispatch.verifyResults)
+    resultsIssues(
+      {
+        command: c.dispatch.verify,
+        results: c.dispatch.verifyResults,
+        name: "verify",
+        field: "verifyResults"
+      },
+      (path, message) => ctx.addIssue({ code: "custom", path: ["dispatch", ...path], message })
+    );
   const dir = c.grading.sealedDir;
   if (dir === void 0) return;
   const rel = (0,external_node_path_namespaceObject.relative)((0,external_node_path_namespaceObject.resolve)(c.repoPath), (0,external_node_path_namespaceObject.resolve)(dir));
@@ -55661,9 +55746,56 @@ function sealedResultsIssues(g, issue) {
   if (r.file !== void 0 && ((0,external_node_path_namespaceObject.isAbsolute)(r.file) || r.file.split(/[\\/]/).includes("..")))
     issue(["sealedResults", "file"], "is a path inside the checkout, relative to it (no leading /, no ..)");
 }
+function resultsIssues(o, issue) {
+  const { command: argv2, results: r, name, field } = o;
+  if (!argv2) {
+    issue([field], `needs dispatch.${name}, the command whose test report it reads`);
+    return;
+  }
+  if (r.format === "node-test") {
+    if (!argv2.includes("--test"))
+      issue(
+        [name],
+        `with ${field}.format node-test the command is node's test runner: an argv holding --test, e.g. [node, --test]; for npm test use format junit with a reporter writing to {results}`
+      );
+    const reporter = argv2.find((a) => a.startsWith("--test-reporter"));
+    if (reporter)
+      issue([name], `with ${field}.format node-test the school sets the reporters; remove ${reporter}`);
+    if (r.file !== void 0)
+      issue(
+        [field, "file"],
+        "is for format junit; with node-test the school chooses where node writes its report"
+      );
+    return;
+  }
+  const placeholder = argv2.some((a) => a.includes("{results}"));
+  if (!placeholder && r.file === void 0)
+    issue(
+      [name],
+      `with ${field}.format junit the command writes its JUnit XML to {results}, e.g. [pytest, '--junitxml={results}'], or set ${field}.file`
+    );
+  if (placeholder && r.file !== void 0)
+    issue([field, "file"], "the command already writes to {results}; use one of the two");
+  if (r.file !== void 0 && ((0,external_node_path_namespaceObject.isAbsolute)(r.file) || r.file.split(/[\\/]/).includes("..")))
+    issue([field, "file"], "is a path inside the checkout, relative to it (no leading /, no ..)");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/config/source.js
+
+const SOURCE = /* @__PURE__ */ Symbol.for("school-core.configSource");
+function withConfigSource(config, path) {
+  config[SOURCE] = (0,external_node_path_namespaceObject.resolve)(path);
+  return config;
+}
+function configSource(config) {
+  const v = config[SOURCE];
+  return typeof v === "string" ? v : void 0;
+}
 
 
 ;// CONCATENATED MODULE: ./.build/src/config/load.js
+
 
 
 
@@ -55690,7 +55822,8 @@ function loadConfig(path, overrides = {}) {
       throw new errors_ConfigError(`config: ${path} is not valid YAML: ${e.message}`);
     }
   }
-  return parseConfig(raw, source, overrides);
+  const config = parseConfig(raw, source, overrides);
+  return path ? withConfigSource(config, path) : config;
 }
 function parseConfig(raw, source = "school.yml", overrides = {}) {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
@@ -62782,6 +62915,7 @@ const spendFold = registerFold({
       const crews = state.crews ??= {};
       const c = crews[crewId] ??= { usd: 0, day };
       c.usd += cost;
+      if (e.data.source === "metered") c.meteredUsd = (c.meteredUsd ?? 0) + cost;
       if (day > c.day) c.day = day;
     }
     return state;
@@ -62984,7 +63118,7 @@ function costCells(r) {
     String(r.crews),
     String(r.accepted),
     String(r.merged),
-    format_usd(r.spendUsd),
+    r.meteredUsd ? `${format_usd(r.spendUsd)} (${format_usd(r.meteredUsd)} metered)` : format_usd(r.spendUsd),
     costPer(r.costPerAcceptedUsd),
     costPer(r.costPerMergedUsd),
     trendText(r.trend)
@@ -63212,6 +63346,62 @@ function actionSummaryMarkdown(action, view, reportName) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/board/alerts.js
+
+
+const SCHOOL_ALERT_KINDS = ["base-red", "environment-failed", "program-not-found"];
+const ALERTS_SHOWN = 5;
+const TAIL_BYTES = 1024 * 1024;
+function tail(path) {
+  const size = (0,external_node_fs_namespaceObject.statSync)(path).size;
+  const start = Math.max(0, size - TAIL_BYTES);
+  const fd = (0,external_node_fs_namespaceObject.openSync)(path, "r");
+  try {
+    const buf = Buffer.alloc(size - start);
+    (0,external_node_fs_namespaceObject.readSync)(fd, buf, 0, buf.length, start);
+    const text = buf.toString("utf8");
+    return start > 0 ? text.slice(text.indexOf("\n") + 1) : text;
+  } finally {
+    (0,external_node_fs_namespaceObject.closeSync)(fd);
+  }
+}
+function schoolAlerts(layout) {
+  try {
+    const path = layout.file("audit");
+    if (!(0,external_node_fs_namespaceObject.existsSync)(path)) return [];
+    const seen = /* @__PURE__ */ new Set();
+    const out = [];
+    const lines = tail(path).split("\n").reverse();
+    for (const line of lines) {
+      if (!line.includes('"crew.alert"')) continue;
+      let r;
+      try {
+        r = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const kind = String(r.kind ?? "");
+      if (r.type !== "crew.alert" || !SCHOOL_ALERT_KINDS.includes(kind)) continue;
+      const detail = redact_redactText(String(r.detail ?? "")).slice(0, 1e3);
+      const key = `${kind}\0${detail}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({
+        at: String(r.at ?? ""),
+        kind,
+        ...typeof r.crewId === "string" ? { crewId: r.crewId } : {},
+        ...typeof r.issueNumber === "number" ? { issue: r.issueNumber } : {},
+        detail
+      });
+      if (out.length >= ALERTS_SHOWN) break;
+    }
+    return out;
+  } catch {
+    return [];
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/delivery/errors.js
 
 class DeliveryError extends SchoolError {
@@ -63224,6 +63414,12 @@ class errors_DeliveryRefusedError extends SchoolError {
   constructor(message) {
     super(message);
     this.name = "DeliveryRefusedError";
+  }
+}
+class DeliveredTreeError extends errors_DeliveryRefusedError {
+  constructor(message) {
+    super(message);
+    this.name = "DeliveredTreeError";
   }
 }
 
@@ -63864,7 +64060,7 @@ class ScoreLedger {
     const quarantined = names.filter((n) => n.startsWith(prefix)).sort();
     if (quarantined.length > 0) {
       throw new LedgerCorruptError(
-        `score ledger ${path} was quarantined to ${quarantined.map((n) => `${dirname(path)}/${n}`).join(", ")}; grading is stopped and the ledger will not be re-seeded. Repair the quarantined copy, move it back to ${basename(path)} and delete the .corrupt- file, then rerun.`
+        `score ledger ${path} was quarantined to ${quarantined.map((n) => `${dirname(path)}/${n}`).join(", ")}; grading is stopped and the ledger will not be re-seeded. Run \`school checkpoint recover\`: it merges every score record of the quarantined copy that still parses back into the ledger (each applied once, by its key) and keeps the copy; then rerun. Never delete the quarantined copy: its scores would be lost.`
       );
     }
     this.healthy = id ? { dev: id.dev, ino: id.ino } : void 0;
@@ -64631,6 +64827,7 @@ const crewFold = registerFold({
           if (e.data.infra) c.infra = true;
           if (e.data.orphaned) c.orphaned = true;
           if (e.data.upstream) c.upstream = e.data.upstream;
+          if (e.data.confirmed) c.confirmed = e.data.confirmed;
         }
         break;
       }
@@ -64723,7 +64920,7 @@ class SourceReader {
       this.problems.push({
         file: name.slice(0, at),
         quarantinedTo: `${this.layout.root}/${name}`,
-        message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is repaired. Inspect it, restore the good records, then remove the quarantined copy`
+        message: `a corrupt copy of ${name.slice(0, at)} was quarantined; state from it is missing until it is recovered: run \`school checkpoint recover\` (never delete the quarantined copy)`
       });
     }
   }
@@ -64853,7 +65050,7 @@ const grading = {
         jobs[key] = j;
         continue;
       }
-      const { accepted, decidedBy, code: code2, reasons } = j.verdict;
+      const { accepted, decidedBy, code: code2, reasons, proof } = j.verdict;
       jobs[key] = {
         job: {
           crewId: j.job.crewId,
@@ -64864,7 +65061,7 @@ const grading = {
         },
         status: j.status,
         attempts: j.attempts,
-        verdict: { accepted, decidedBy, code: code2, reasons },
+        verdict: { accepted, decidedBy, code: code2, reasons, ...proof ? { proof } : {} },
         enqueuedAt: j.enqueuedAt,
         updatedAt: j.updatedAt,
         ...j.lastError !== void 0 ? { lastError: j.lastError } : {}
@@ -65419,10 +65616,17 @@ function costTable(i) {
   const all = book(crews);
   const recent = book(within(0, TREND_DAYS));
   const before = book(within(TREND_DAYS, 2 * TREND_DAYS));
+  const metered = /* @__PURE__ */ new Map();
+  for (const c of crews) {
+    const m = i.spend?.crews?.[c.crewId]?.meteredUsd;
+    const k = `${c.agent}\0${c.choice.domain}`;
+    if (m) metered.set(k, (metered.get(k) ?? 0) + m);
+  }
   const rows = all.list("domain").filter((r) => r.crews > 0).map((r) => ({
     agent: r.agent,
     domain: r.domain,
     ...costs_window(r),
+    ...meteredPart(metered.get(`${r.agent}\0${r.domain}`)),
     trend: {
       recent: costs_window(recent.of(r.agent, r.domain)),
       before: costs_window(before.of(r.agent, r.domain))
@@ -65471,6 +65675,7 @@ function costs_window(r) {
   };
 }
 const round = (n) => Math.round(n * 1e4) / 1e4;
+const meteredPart = (usd) => usd ? { meteredUsd: round(usd) } : {};
 const finite = (n) => typeof n === "number" && Number.isFinite(n) ? n : 0;
 
 
@@ -65576,12 +65781,13 @@ const FAILURE_OUTCOMES = ["failed", "timed_out", "aborted", "lost"];
 const MAX_ORPHANINGS = 3;
 const MAX_INFRA_ABORTS = 3;
 const MAX_LIMIT_CLAIMS = 2;
+const MAX_UNCONFIRMED_LIMIT_CLAIMS = 3;
 const READY = { kind: "ready", attempt: 1 };
 function requeuedAt(requeues, issue) {
   if (!requeues) return void 0;
   return requeues instanceof Map ? requeues.get(issue) : requeues[issue];
 }
-function issueStates(registry, verdict, requeues) {
+function issueStates(registry, verdict, requeues, o = {}) {
   const byIssue = /* @__PURE__ */ new Map();
   for (const c of Object.values(registry.crews)) {
     const list = byIssue.get(c.issueNumber);
@@ -65589,10 +65795,12 @@ function issueStates(registry, verdict, requeues) {
     else byIssue.set(c.issueNumber, [c]);
   }
   const out = /* @__PURE__ */ new Map();
-  for (const [issue, crews] of byIssue) out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue)));
+  for (const [issue, crews] of byIssue)
+    out.set(issue, stateOf(crews, verdict, requeuedAt(requeues, issue), o));
   return out;
 }
-function stateOf(crews, verdict, requeued) {
+function stateOf(crews, verdict, requeued, o = {}) {
+  const maxUnconfirmed = o.maxUnconfirmedLimitClaims ?? MAX_UNCONFIRMED_LIMIT_CLAIMS;
   const active = crews.find((c) => c.status !== "finished");
   if (active) return { kind: "active", crewId: active.crewId };
   crews = contestRuns(crews, (c) => failedRun(c, verdict), verdict);
@@ -65603,6 +65811,9 @@ function stateOf(crews, verdict, requeued) {
   let orphans = [];
   let infra = [];
   const claims = [];
+  const unconfirmed = [];
+  let limitClaim = false;
+  let environment = false;
   for (const run of runs) {
     if (requeued && (run.finishedAt ?? "") <= requeued) continue;
     const outcome = run.outcome;
@@ -65620,13 +65831,22 @@ function stateOf(crews, verdict, requeued) {
     } else if (outcome && FAILURE_OUTCOMES.includes(outcome) && !run.preVerify && !run.infra) {
       failures.push(run.crewId);
     } else if (run.infra) {
+      environment = true;
       infra.push(run.crewId);
       if (infra.length >= MAX_INFRA_ABORTS) {
         const [a, b] = infra.slice(-2);
         return { kind: "stopped", crewIds: [a, b], infra: infra.length };
       }
     }
-    if (outcome === "usage_limit" && !run.upstream) {
+    limitClaim = outcome === "limit_unconfirmed";
+    if (outcome === "limit_unconfirmed") {
+      unconfirmed.push(run.crewId);
+      if (unconfirmed.length >= maxUnconfirmed) {
+        const [a, b] = unconfirmed.length > 1 ? unconfirmed.slice(-2) : [run.crewId, run.crewId];
+        return { kind: "stopped", crewIds: [a, b], limitUnconfirmed: unconfirmed.length };
+      }
+    }
+    if (outcome === "usage_limit" && !run.upstream && !run.confirmed) {
       claims.push(run.crewId);
       if (claims.length >= MAX_LIMIT_CLAIMS) {
         const [a, b] = claims.slice(-2);
@@ -65636,14 +65856,19 @@ function stateOf(crews, verdict, requeued) {
     if (failures.at(-1) === run.crewId) {
       orphans = [];
       infra = [];
+      environment = false;
     }
     if (failures.length >= 2) {
       const [a, b] = failures.slice(-2);
       return { kind: "stopped", crewIds: [a, b] };
     }
   }
-  if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0] };
-  return READY;
+  const env = {
+    ...environment ? { environment: true } : {},
+    ...limitClaim ? { limitClaim: true } : {}
+  };
+  if (failures.length === 1) return { kind: "repair", attempt: 2, failedCrewId: failures[0], ...env };
+  return environment || limitClaim ? { ...READY, ...env } : READY;
 }
 function failedRun(run, verdict) {
   if (run.orphaned) return false;
@@ -65689,13 +65914,24 @@ const CREW_OUTCOMES = (/* unused pure expression or super */ null && ([
   "failed",
   "timed_out",
   "usage_limit",
+  /**
+   * A usage limit only the student claimed (an exit 75, a report marker, a limit line in its answer
+   * or its CLI's prose) that nothing the student cannot write confirmed (src/dispatch/limit-probe.ts):
+   * the issue's, not the agent's. Its issue goes to the back of the queue; enough of them stop it.
+   */
+  "limit_unconfirmed",
   "overloaded",
   "aborted",
   "lost",
   "cancelled"
 ]));
 const PAUSING_OUTCOMES = ["usage_limit"];
-const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (["usage_limit", "overloaded", "cancelled"]));
+const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && ([
+  "usage_limit",
+  "limit_unconfirmed",
+  "overloaded",
+  "cancelled"
+]));
 
 
 ;// CONCATENATED MODULE: ./.build/src/board/lanes.js
@@ -65709,6 +65945,7 @@ const INTERRUPTION_OUTCOMES = (/* unused pure expression or super */ null && (["
 const STOP_REASON = "repair-stopped-after-two-failures";
 const ORPHAN_STOP_REASON = "stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student's failures; `school requeue` once the daemon is fixed";
 const LIMIT_CLAIMS_STOP_REASON = "limit-claims-stopped: its crews kept ending with a usage limit only the agent reported, not the API; each paused its agent; `school requeue` once the issue is looked at";
+const LIMIT_UNCONFIRMED_STOP_REASON = "stopped-after-unconfirmed-limit-claims: its crews kept claiming a usage limit nothing confirmed (limit_unconfirmed); the agent was never paused; `school dead-letters requeue issue:N` once the issue is looked at";
 const TITLE_MAX = 200;
 function cleanText(text, max = TITLE_MAX) {
   const ascii = PRINTABLE_ASCII.test(text);
@@ -65861,12 +66098,19 @@ function placeCrew(place, clean, item, at) {
       "stopped",
       item,
       crew.finishedAt,
-      () => state.orphaned ? ORPHAN_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON
+      () => state.orphaned ? ORPHAN_STOP_REASON : state.limitUnconfirmed ? LIMIT_UNCONFIRMED_STOP_REASON : state.limitClaims ? LIMIT_CLAIMS_STOP_REASON : STOP_REASON
     );
   } else if (state.kind === "done") {
     const done = byCrew.get(state.crewId);
     if (done) placeJob(place, clean, item, done);
     else place("grading", item, crew.finishedAt, () => "awaiting enqueue");
+  } else if (crew.outcome === "limit_unconfirmed") {
+    place(
+      "ready",
+      item,
+      crew.finishedAt,
+      () => clean(`limit_unconfirmed (waits behind the other issues): ${crew.reason || ""}`)
+    );
   } else if (crew.outcome && PAUSING_OUTCOMES.includes(crew.outcome)) {
     place("paused", item, crew.finishedAt, () => clean(crew.reason || crew.outcome));
   } else if (job?.verdict && !job.verdict.accepted) {
@@ -65883,7 +66127,8 @@ function placeCrew(place, clean, item, at) {
 function verdictReason(job) {
   const v = job.verdict;
   if (!v) return "";
-  return `${v.decidedBy}: ${v.code}${v.reasons.length ? ` \u2014 ${v.reasons.join("; ")}` : ""}`;
+  const proof = v.accepted && v.proof ? ` \u2014 proved by: ${v.proof}` : "";
+  return `${v.decidedBy}: ${v.code}${proof}${v.reasons.length ? ` \u2014 ${v.reasons.join("; ")}` : ""}`;
 }
 function placeJob(place, clean, item, job) {
   item.crewId = job.job.crewId;
@@ -65968,8 +66213,11 @@ function ignoredFeedback(state) {
 
 
 
+
 function buildView(layout, config, now = /* @__PURE__ */ new Date(), options = {}) {
-  return viewOf(loadBoardSources(layout), layout.root, config, now, options);
+  const view = viewOf(loadBoardSources(layout), layout.root, config, now, options);
+  const alerts = schoolAlerts(layout);
+  return alerts.length ? { ...view, alerts } : view;
 }
 function viewOf(sources, stateDir, config, now = /* @__PURE__ */ new Date(), options = {}) {
   const abridged = options.itemsPerLane;
