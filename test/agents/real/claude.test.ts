@@ -76,6 +76,17 @@ async function crew(
   };
 }
 
+type Spend = {
+  key: string;
+  data: {
+    costUsd: number;
+    source?: string;
+    turn?: number;
+    model?: string;
+    meteredUsd?: number;
+    reportedUsd?: number;
+  };
+};
 const results = (turns: string[][]) =>
   turns.map((t) => JSON.parse(t.at(-1)!) as { session_id: string; is_error: boolean; result: string });
 type Message = {
@@ -128,8 +139,28 @@ describeReal('claude-code, the real CLI', CLAUDE, claudeBin(), (bin) => {
       cacheCreationTokens: 200,
     });
     expect(record_.usage.costUsd).toBeGreaterThan(0);
-    const spend = readJsonl<{ data: { costUsd: number } }>(s.layout.file('spend')).records;
-    expect(spend.map((x) => x.data.costUsd)).toEqual([record_.usage.costUsd]);
+    // The key proxy metered each of the 3 answers (claude-sonnet-4-5: $3 input, $15 output, $0.30
+    // cache read, $3.75 cache write per million) as its own row; the turn's row holds only what the
+    // CLI's own report adds beyond them (it priced the same tokens alike: nothing).
+    const spend = readJsonl<Spend>(s.layout.file('spend')).records;
+    const metered = spend.filter((x) => x.data.source === 'metered');
+    expect(metered.map((x) => x.key)).toEqual(
+      [1, 2, 3].map((n) => expect.stringMatching(new RegExp(`^spend:${CREW}:metered:[0-9a-f]{12}-${n}$`))),
+    );
+    expect(metered.map((x) => x.data.model)).toEqual(Array(3).fill('claude-sonnet-4-5'));
+    const cost = (x: Spend) => x.data.costUsd;
+    expect(cost(metered[0]!)).toBeCloseTo((120 * 3 + 30 * 15) / 1e6, 6);
+    expect(cost(metered[1]!)).toBeCloseTo((120 * 3 + 30 * 15) / 1e6, 6);
+    expect(cost(metered[2]!)).toBeCloseTo((300 * 3 + 40 * 15 + 1000 * 0.3 + 200 * 3.75) / 1e6, 6);
+    const turn = spend.filter((x) => x.data.source !== 'metered');
+    expect(turn.map((x) => x.key)).toEqual([`spend:${CREW}`]);
+    const meteredUsd = metered.reduce((a, x) => a + cost(x), 0);
+    expect(turn[0]!.data.meteredUsd).toBeCloseTo(meteredUsd, 6);
+    expect(turn[0]!.data.reportedUsd).toBeCloseTo(record_.usage.costUsd, 6);
+    // A turn costs max(metered, reported): the ledger's total is the larger, never the sum.
+    const total = spend.reduce((a, x) => a + cost(x), 0);
+    expect(total).toBeCloseTo(Math.max(meteredUsd, turn[0]!.data.reportedUsd!), 6);
+    expect(total).toBeCloseTo(record_.usage.costUsd, 6);
   }, 180_000);
 
   it('a failed verification goes back to the same session; the student ran the verify command itself', async () => {
@@ -157,9 +188,26 @@ describeReal('claude-code, the real CLI', CLAUDE, claudeBin(), (bin) => {
     const resumed = messages(server, 4);
     expect(JSON.stringify(resumed)).toContain('Fix thing 7');
     expect(JSON.stringify(resumed.at(-1))).toContain('FAIL: no solution line');
-    const spend = readJsonl<{ key: string; data: { costUsd: number } }>(s.layout.file('spend')).records;
-    expect(spend.map((x) => x.key)).toEqual([`spend:${CREW}`, `spend:${CREW}:turn-1`]);
-    expect(spend.every((x) => x.data.costUsd > 0)).toBe(true);
+    // One metered row per answer of each turn (4, then 3), and one row per turn holding what its
+    // report adds beyond them: each turn costs the larger of its metered and reported figures.
+    const spend = readJsonl<Spend>(s.layout.file('spend')).records;
+    const metered = spend.filter((x) => x.data.source === 'metered');
+    expect(metered).toHaveLength(server.requests.length);
+    expect(metered.map((x) => x.data.turn)).toEqual([0, 0, 0, 0, 1, 1, 1]);
+    for (const x of metered) {
+      expect(x.key).toMatch(new RegExp(`^spend:${CREW}:metered:[0-9a-f]{12}-\\d+$`));
+      expect(x.data.costUsd).toBeGreaterThan(0);
+    }
+    const turns_ = spend.filter((x) => x.data.source !== 'metered');
+    expect(turns_.map((x) => x.key)).toEqual([`spend:${CREW}`, `spend:${CREW}:turn-1`]);
+    turns_.forEach((row, t) => {
+      const m = metered.filter((x) => x.data.turn === t).reduce((a, x) => a + x.data.costUsd, 0);
+      expect(row.data.meteredUsd).toBeCloseTo(m, 6);
+      expect(row.data.reportedUsd).toBeGreaterThan(0);
+      expect(row.data.costUsd).toBeCloseTo(Math.max(0, row.data.reportedUsd! - m), 6);
+    });
+    // Every answer named a model the price table holds.
+    expect(r.alerts.filter((a) => a.startsWith('model-unpriced'))).toEqual([]);
   }, 240_000);
 
   it('a reviewer turn cannot write: plan mode refuses the write, and its verdict is read', async () => {

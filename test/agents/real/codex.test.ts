@@ -54,7 +54,10 @@ async function crew(
     unconfined?: boolean;
   } = {},
 ) {
-  server = await openaiServer(steps);
+  // Codex 0.171 asks for its own default model (gpt-6.2-sol), which no price names: the server
+  // answers as gpt-5-codex, the model the agent's pricing is for, so the key proxy meters it at
+  // the same rates as the student's report (a model the table lacks is the alert's own test).
+  server = await openaiServer(steps, { model: 'gpt-5-codex' });
   const s = (school = realSchool({
     agents: [codexAgent(bin, o.url ?? server.url, o.agent)],
     ...(o.timeout ? { timeout: o.timeout } : {}),
@@ -77,6 +80,17 @@ async function crew(
   };
 }
 
+type Spend = {
+  key: string;
+  data: {
+    costUsd: number;
+    source?: string;
+    turn?: number;
+    model?: string;
+    meteredUsd?: number;
+    reportedUsd?: number;
+  };
+};
 const events = (turn: string[]) => turn.map((l) => JSON.parse(l) as { type: string; thread_id?: string });
 const threadOf = (turn: string[]) => events(turn).find((e) => e.type === 'thread.started')?.thread_id;
 /** What the tool calls returned, as codex sent it back in the next request. */
@@ -117,8 +131,26 @@ describeReal('codex, the real CLI', CODEX, codexBin(), (bin) => {
     });
     // 2500 uncached input at $1.25, 500 cached at $0.125, 60 output at $10 per million.
     expect(rec.usage.costUsd).toBeCloseTo((2500 * 1.25 + 500 * 0.125 + 60 * 10) / 1e6, 5);
-    const spend = readJsonl<{ data: { costUsd: number } }>(s.layout.file('spend')).records;
-    expect(spend).toHaveLength(1);
+    // The key proxy metered each answer as its own row; the turn's row holds only what the report
+    // adds beyond them (the same prices, so nothing): the turn costs max(metered, reported).
+    const spend = readJsonl<Spend>(s.layout.file('spend')).records;
+    const metered = spend.filter((x) => x.data.source === 'metered');
+    expect(metered.map((x) => x.key)).toEqual([
+      expect.stringMatching(new RegExp(`^spend:${CREW}:metered:[0-9a-f]{12}-1$`)),
+      expect.stringMatching(new RegExp(`^spend:${CREW}:metered:[0-9a-f]{12}-2$`)),
+    ]);
+    expect(metered.map((x) => x.data.model)).toEqual(['gpt-5-codex', 'gpt-5-codex']);
+    // 1000 input and 20 output; then 1500 uncached and 500 cached input, 30 output and 10 reasoning.
+    expect(metered[0]!.data.costUsd).toBeCloseTo((1000 * 1.25 + 20 * 10) / 1e6, 6);
+    expect(metered[1]!.data.costUsd).toBeCloseTo((1500 * 1.25 + 500 * 0.125 + 40 * 10) / 1e6, 6);
+    const turn = spend.filter((x) => x.data.source !== 'metered');
+    expect(turn.map((x) => x.key)).toEqual([`spend:${CREW}`]);
+    const meteredUsd = metered.reduce((a, x) => a + x.data.costUsd, 0);
+    expect(turn[0]!.data.meteredUsd).toBeCloseTo(meteredUsd, 6);
+    expect(turn[0]!.data.reportedUsd).toBeCloseTo(rec.usage.costUsd, 5);
+    const total = spend.reduce((a, x) => a + x.data.costUsd, 0);
+    expect(total).toBeCloseTo(Math.max(meteredUsd, turn[0]!.data.reportedUsd!), 6);
+    expect(total).toBeCloseTo(rec.usage.costUsd, 5);
   }, 180_000);
 
   it('a failed verification goes back to the same thread; the student ran the verify command itself', async () => {
@@ -142,8 +174,25 @@ describeReal('codex, the real CLI', CODEX, codexBin(), (bin) => {
     const resumed = JSON.stringify(server.requests[3]!.body);
     expect(resumed).toContain('Fix thing 7');
     expect(resumed).toContain('Correction turn 1');
-    const spend = readJsonl<{ key: string }>(s.layout.file('spend')).records;
-    expect(spend.map((x) => x.key)).toEqual([`spend:${CREW}`, `spend:${CREW}:turn-1`]);
+    // One metered row per answer of each turn (3, then 2), and one row per turn holding what its
+    // report adds beyond them: each turn costs the larger of its metered and reported figures.
+    const spend = readJsonl<Spend>(s.layout.file('spend')).records;
+    const metered = spend.filter((x) => x.data.source === 'metered');
+    expect(metered).toHaveLength(server.requests.length);
+    expect(metered.map((x) => x.data.turn)).toEqual([0, 0, 0, 1, 1]);
+    for (const x of metered) {
+      expect(x.key).toMatch(new RegExp(`^spend:${CREW}:metered:[0-9a-f]{12}-\\d+$`));
+      expect(x.data.costUsd).toBeGreaterThan(0);
+    }
+    const turns_ = spend.filter((x) => x.data.source !== 'metered');
+    expect(turns_.map((x) => x.key)).toEqual([`spend:${CREW}`, `spend:${CREW}:turn-1`]);
+    turns_.forEach((row, t) => {
+      const m = metered.filter((x) => x.data.turn === t).reduce((a, x) => a + x.data.costUsd, 0);
+      expect(row.data.meteredUsd).toBeCloseTo(m, 6);
+      expect(row.data.costUsd).toBeCloseTo(Math.max(0, row.data.reportedUsd! - m), 6);
+    });
+    // Every answer named a model the price table holds.
+    expect(r.alerts.filter((a) => a.startsWith('model-unpriced'))).toEqual([]);
   }, 240_000);
 
   it('a model codex has no metadata for is a warning item, not an error; reasoning is an item', async () => {

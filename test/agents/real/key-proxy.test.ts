@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { BOOKBAG_FILES } from '../../../src/bookbag/schema.js';
-import { runCrew, type CrewResult } from '../../../src/crew/crew.js';
+import { registerEnvSecrets, runCrew, type CrewResult } from '../../../src/crew/crew.js';
 import { crewRuntimeDir, defaultRuntimeDir } from '../../../src/crew/spec.js';
 import { silentLogger } from '../../../src/log.js';
 import { item, plan, spec, writeCurriculum } from '../../crew/helpers.js';
@@ -53,6 +53,8 @@ const STEPS: ModelStep<never>[] = [{ actions: [{ shell: DUMP }] }, { text: 'Done
 async function crew(agent: Record<string, unknown>, model: Listening, env: Record<string, string>) {
   server = model;
   restore = setEnv(env);
+  // What the crew runner (src/crew/runner.ts) does first: the keys of its environment are secrets.
+  registerEnvSecrets(process.env);
   const s = (school = realSchool({ agents: [agent], correctionTurns: 0 }));
   writeCurriculum(s as unknown as School, [item(7)]);
   await plan(s as unknown as School, [{ crewId: CREW, issue: 7, agent: String(agent.id) }]);
@@ -134,9 +136,27 @@ describeReal('the key proxy, with the real Claude Code', CLAUDE, claudeBin(), (b
 
   it('with keyProxy: off the same student hands the key to the model (what the proxy prevents)', async () => {
     const model = await anthropicServer(STEPS);
-    const { r } = await crew(agent({ keyProxy: 'off' }), model, env(model.url));
-    expect(r.outcome, r.reason).toBe('succeeded');
+    const { s, r } = await crew(agent({ keyProxy: 'off' }), model, env(model.url));
+    // The model got the real key, as a tool result: nothing on the way to it masks it.
     expect(bodies(model.requests)).toContain(`ANTHROPIC_API_KEY=${REAL}`);
+    // The patch holds it too (src/env.txt): the secret scan refuses the crew, naming where, not what.
+    expect(r.outcome, r.reason).toBe('failed');
+    expect(r.reason).toMatch(
+      /^secret_in_patch: the change adds a secret the school holds at src\/env\.txt line \d+/,
+    );
+    expect(
+      r.alerts.some((a) => a.startsWith('secret-in-patch: secret_in_patch:')),
+      r.alerts.join('\n'),
+    ).toBe(true);
+    // Refused, never stored: the key is in no state file (no bookbag, patch or record), nor in the
+    // student log or the reason. (The report the student wrote itself, in its runtime out/, holds
+    // what it wrote: the school does not store it.)
+    const state = allText(s.config.stateDir);
+    expect(state).toContain(`"crewId":"${CREW}"`);
+    expect(state).not.toContain(REAL);
+    expect(state).not.toContain('solved #7');
+    expect(s.studentLog(CREW)).not.toContain(REAL);
+    expect(r.reason).not.toContain(REAL);
   }, 180_000);
 });
 

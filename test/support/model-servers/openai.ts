@@ -110,7 +110,14 @@ export function offeredTools(body: ResponsesRequest): Tool[] {
   ];
 }
 
-export async function openaiServer(steps: ModelStep<OpenAIError>[]): Promise<OpenAIServer> {
+/**
+ * `o.model`: the model every answer names, whatever the request asked for (a real API answers with
+ * the snapshot it served). By default the answer echoes the request's model.
+ */
+export async function openaiServer(
+  steps: ModelStep<OpenAIError>[],
+  o: { model?: string } = {},
+): Promise<OpenAIServer> {
   const script = new Script(steps);
   const requests: Received[] = [];
   let n = 0;
@@ -147,7 +154,7 @@ export async function openaiServer(steps: ModelStep<OpenAIError>[]): Promise<Ope
       });
       return void res.end();
     }
-    stream(res, body, id, step, n);
+    stream(res, o.model ? { ...body, model: o.model } : body, id, step, n);
   });
   return {
     ...server,
