@@ -1,13 +1,6 @@
 import { existsSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  isLog,
-  parseLog,
-  serializeLog,
-  unionLogs,
-  type LogRecord,
-  type ParsedLog,
-} from './logs.js';
+import { isLog, parseLog, serializeLog, unionLogs, type LogRecord, type ParsedLog } from './logs.js';
 import { SNAPSHOT_TYPE, type SnapshotRecord } from '../state/event-log.js';
 import { fsyncDir, writeFileAtomic } from '../state/atomic.js';
 import { withLock } from '../state/lock.js';

@@ -42,7 +42,7 @@ export const configCommand: Command = {
       if (config.agents.length === 0) process.stdout.write(`warning: ${NO_AGENTS}\n`);
       if (!config.dispatch.verify && config.agents.some((a) => a.roles.includes('coding')))
         process.stdout.write(
-          'warning: dispatch.verify is not set, so nothing checks that a code change works: every coding crew is rejected verification_unavailable. Set it to the repository\'s test command (e.g. verify: [npm, test]).\n',
+          "warning: dispatch.verify is not set, so nothing checks that a code change works: every coding crew is rejected verification_unavailable. Set it to the repository's test command (e.g. verify: [npm, test]).\n",
         );
       return 0;
     }
