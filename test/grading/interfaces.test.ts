@@ -116,12 +116,17 @@ describe('school drain / school dead-letters (real process)', () => {
     expect(d.stdout).not.toContain('grading job');
     const list = run(['src/cli/index.ts', 'dead-letters', 'list', '--config', cfgPath]);
     expect(list.stdout).toContain('grade:8:crew-dl');
-    expect(list.stdout).toContain('model unavailable');
+    // The listing shows the job's last error as the queue recorded it. (The hand-written bookbag's
+    // base is no commit of a repository: the policy judge, which reads the patch at its base before
+    // any reviewer, fails the attempt first.)
+    const [dead] = new GradingQueue(layout).deadLetters();
+    expect(dead!.lastError).toBeTruthy();
+    expect(list.stdout).toContain(dead!.lastError!.slice(0, 60));
     const rq = run(['src/cli/index.ts', 'dead-letters', 'requeue', 'grade:8:crew-dl', '--config', cfgPath]);
     expect(rq.code, rq.stderr).toBe(0);
     expect(rq.stdout).toContain('previous failure kept');
     const jobState = new GradingQueue(layout).state().jobs['grade:8:crew-dl']!;
     expect(jobState).toMatchObject({ status: 'pending', attempts: 0 });
-    expect(jobState.previousFailure).toContain('model unavailable');
+    expect(jobState.previousFailure).toContain(dead!.lastError!.slice(0, 60));
   });
 });
