@@ -82,6 +82,8 @@ async function resetTestSurface(
     // The issue names this file in its fences: changing it is the issue's own request (the policy
     // judge flags it for the reviewer instead of refusing it), so it runs as changed.
     if (fencesName(f.path, o.fences ?? [], (p) => surface.kind(p) !== undefined)) continue;
+    // A revision may change the tests the school delivered: only the repository's own are put back.
+    if (o.originalBase && !(await git(wt, ['cat-file', '-e', `${o.originalBase}:${f.path}`])).ok) continue;
     const file = join(wt, f.path);
     if (kind === 'definition') {
       const shown = await git(wt, ['show', `${o.baseSha}:${f.path}`]);

@@ -10,6 +10,7 @@ import { agentAllowList, keyProxyPlan, keyProxyTurn } from '../agents/network.js
 import type { SessionInput } from '../agents/session.js';
 import { groupAlive, killGroup } from '../process/group.js';
 import { verifyOnCleanCheckout } from './clean-checkout.js';
+import { revisionOrigin } from '../grading/judges.js';
 import { DiskWatch } from './disk-watch.js';
 import { GiB } from './disk.js';
 import { revisionStart } from './session-resume.js';
@@ -198,6 +199,9 @@ export async function confinement(
           config: spec.config,
           baseSha: spec.baseSha,
           fences: crew.fences,
+          originalBase: crew.revision
+            ? revisionOrigin(place.layout, { baseSha: spec.baseSha, revision: crew.revision })
+            : undefined,
           patch,
           scratch: join(scratch, 'checkouts'),
           depsRoot: join(spec.runtimeDir, 'deps'),

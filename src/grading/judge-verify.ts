@@ -14,6 +14,7 @@ import { boundText, MAX_REASON } from '../security/bound.js';
 import {
   defaultGrader,
   readScopedBookbag,
+  revisionOrigin,
   verificationFinding,
   type GradeFn,
   type JudgeContext,
@@ -54,6 +55,11 @@ export interface CleanCheckoutOptions {
    * and is itself such a path) is the issue's to change, so it runs as the patch left it.
    */
   fences?: readonly string[];
+  /**
+   * A revision crew's repository base (the first crew's): tests its own base has that this one
+   * lacks are the school's delivered work, which the revision may change; they are not put back.
+   */
+  originalBase?: string | undefined;
   baseSha: string;
   /** The frozen patch, as the bookbag keeps it. */
   patch: string;
@@ -143,6 +149,7 @@ export function judgeGrader(ctx: JudgeContext & { verifyOnCleanCheckout: CleanVe
             config,
             baseSha,
             fences: read.bookbag.fences,
+            originalBase: revisionOrigin(layout, read.bookbag),
             patch: read.diff,
             scratch: join(scratch!, 'checkouts'),
             depsRoot: join(scratch!, 'deps'),

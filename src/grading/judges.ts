@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
@@ -11,7 +12,7 @@ import { PatchIntegrityError, patchText, readBookbag } from '../bookbag/store.js
 import { describeSecrets, scanPatch } from '../security/secret-scan.js';
 import { message } from '../errors.js';
 import { boundText, MAX_REASON } from '../security/bound.js';
-import type { Bookbag, Usage } from '../bookbag/schema.js';
+import { BOOKBAG_FILES, type Bookbag, type Usage } from '../bookbag/schema.js';
 import { rubricFinding } from './rubric.js';
 import { PolicyBaseMissingError, policyFinding, policyInput, reviewerNote } from './policy.js';
 import { audit } from '../state/audit.js';
@@ -272,9 +273,11 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
     // The policy judge (./policy.ts) decides first, with a reviewer too: a patch that changes the
     // base's tests or a protected path is refused for that, whatever its verification says.
     if (read.ok) {
-      const policy = await policyFinding(
-        policyInput(config, { baseSha: read.bookbag.baseSha, diff: read.diff, fences: job.fences }),
-      ).catch((e: unknown) => {
+      const originalBase = revisionOrigin(layout, read.bookbag);
+      const policy = await policyFinding({
+        ...policyInput(config, { baseSha: read.bookbag.baseSha, diff: read.diff, fences: job.fences }),
+        ...(originalBase ? { originalBase } : {}),
+      }).catch((e: unknown) => {
         // No base to read: a failed verification still decides; else a grader failure (retried).
         if (e instanceof PolicyBaseMissingError && !findings[0]!.passed) return undefined;
         throw e;
@@ -405,4 +408,27 @@ async function recordReviewSpend(
   const kind = Array.isArray(reviewer) ? 'command' : reviewer.kind;
   const key = `review:${job.jobKey}:${randomBytes(4).toString('hex')}`;
   await recordUsageSpend(layout, key, { ...job, agent: `reviewer (${kind})` }, usage);
+}
+
+/**
+ * A revision crew starts from the delivered pull request's head: the tests there that the
+ * repository did not have are the school's own delivered work, which a revision may change. The
+ * repository's base is the first crew's, found by following `revision.revises` back (each bookbag
+ * names the crew it revised). Undefined for a first crew, or when the chain cannot be read (then
+ * every test at the crew's own base counts as the repository's: the stricter reading).
+ */
+export function revisionOrigin(
+  layout: StateLayout,
+  bookbag: Pick<Bookbag, 'baseSha'> & { revision?: { revises: string } | undefined },
+): string | undefined {
+  let current: Pick<Bookbag, 'baseSha'> & { revision?: { revises: string } | undefined } = bookbag;
+  for (let i = 0; current.revision && i < 20; i++) {
+    try {
+      const text = readFileSync(join(layout.bookbag(current.revision.revises), BOOKBAG_FILES.record), 'utf8');
+      current = JSON.parse(text) as Bookbag;
+    } catch {
+      return undefined;
+    }
+  }
+  return current.revision || current === bookbag ? undefined : current.baseSha;
 }

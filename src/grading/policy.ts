@@ -34,6 +34,11 @@ export interface PolicyInput {
   >;
   /** The absolute path of the school's config file, when it was loaded from one. */
   configFile?: string | undefined;
+  /**
+   * A revision crew's repository base (the first crew's): a test its own base has that this one
+   * lacks is the school's delivered work, not the repository's, and may be changed.
+   */
+  originalBase?: string;
 }
 
 const ZERO = /^0+$/;
@@ -87,6 +92,8 @@ export async function policyFinding(o: PolicyInput): Promise<JudgeFinding> {
     if (kind === 'test') {
       // A test the patch adds is not the base's: only changes to the base's tests count.
       if (ZERO.test(f.oldSha)) continue;
+      // A revision may change the tests the school delivered: only the repository's own count.
+      if (o.originalBase && !(await hasPath(o.repoPath, o.originalBase, f.path))) continue;
       changes.push({ path: f.path, what: await testChange(o.repoPath, f, renamedTo.get(f.path)) });
     } else if (kind === 'definition') {
       const before = await blob(o.repoPath, f.oldSha, f.oldMode);
@@ -211,4 +218,10 @@ export function reviewerNote(findings: readonly JudgeFinding[]): string {
     .flatMap((f) => f.reasons);
   if (flags.length === 0) return '';
   return `\n\n## Flagged by the school's policy judge\n\n${flags.map((f) => `- ${f}`).join('\n')}\n\nCheck that these changes serve the issue and do not weaken what the tests check.\n`;
+}
+
+/** Whether `path` exists at commit `sha` of the repository. */
+async function hasPath(repoPath: string, sha: string, path: string): Promise<boolean> {
+  const r = await runGit(['cat-file', '-e', `${sha}:${path}`], { cwd: resolve(repoPath) });
+  return r.exitCode === 0;
 }
