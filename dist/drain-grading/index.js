@@ -64072,6 +64072,7 @@ async function resetTestSurface(o, wt, touched) {
     const kind = surface.kind(f.path);
     if (!kind) continue;
     if (fencesName(f.path, o.fences ?? [], (p) => surface.kind(p) !== void 0)) continue;
+    if (o.originalBase && !(await checkout_run_git(wt, ["cat-file", "-e", `${o.originalBase}:${f.path}`])).ok) continue;
     const file = (0,external_node_path_.join)(wt, f.path);
     if (kind === "definition") {
       const shown = await checkout_run_git(wt, ["show", `${o.baseSha}:${f.path}`]);
@@ -66435,6 +66436,7 @@ async function policyFinding(o) {
     const kind = surface.kind(f.path);
     if (kind === "test") {
       if (policy_ZERO.test(f.oldSha)) continue;
+      if (o.originalBase && !await hasPath(o.repoPath, o.originalBase, f.path)) continue;
       changes.push({ path: f.path, what: await testChange(o.repoPath, f, renamedTo.get(f.path)) });
     } else if (kind === "definition") {
       const before = await blob(o.repoPath, f.oldSha, f.oldMode);
@@ -66530,6 +66532,10 @@ ${flags.map((f) => `- ${f}`).join("\n")}
 
 Check that these changes serve the issue and do not weaken what the tests check.
 `;
+}
+async function hasPath(repoPath, sha, path) {
+  const r = await git_runGit(["cat-file", "-e", `${sha}:${path}`], { cwd: (0,external_node_path_.resolve)(repoPath) });
+  return r.exitCode === 0;
 }
 
 
@@ -70837,6 +70843,8 @@ async function keyProxyTurn(sandbox, plan, turn, record) {
 
 
 
+
+
 function verificationFinding(read) {
   const fail = (code, reason) => ({
     judge: "verification",
@@ -71003,9 +71011,11 @@ function defaultGrader(ctx) {
     const read = await readScopedBookbag(layout, job);
     const findings = [verificationFinding(read)];
     if (read.ok) {
-      const policy = await policyFinding(
-        policyInput(config, { baseSha: read.bookbag.baseSha, diff: read.diff, fences: job.fences })
-      ).catch((e) => {
+      const originalBase = revisionOrigin(layout, read.bookbag);
+      const policy = await policyFinding({
+        ...policyInput(config, { baseSha: read.bookbag.baseSha, diff: read.diff, fences: job.fences }),
+        ...originalBase ? { originalBase } : {}
+      }).catch((e) => {
         if (e instanceof PolicyBaseMissingError && !findings[0].passed) return void 0;
         throw e;
       });
@@ -71119,6 +71129,18 @@ async function recordReviewSpend(layout, job, reviewer, usage) {
   const kind = Array.isArray(reviewer) ? "command" : reviewer.kind;
   const key = `review:${job.jobKey}:${(0,external_node_crypto_.randomBytes)(4).toString("hex")}`;
   await recordUsageSpend(layout, key, { ...job, agent: `reviewer (${kind})` }, usage);
+}
+function revisionOrigin(layout, bookbag) {
+  let current = bookbag;
+  for (let i = 0; current.revision && i < 20; i++) {
+    try {
+      const text = (0,external_node_fs_.readFileSync)((0,external_node_path_.join)(layout.bookbag(current.revision.revises), schema_BOOKBAG_FILES.record), "utf8");
+      current = JSON.parse(text);
+    } catch {
+      return void 0;
+    }
+  }
+  return current.revision || current === bookbag ? void 0 : current.baseSha;
 }
 
 
@@ -73552,6 +73574,7 @@ function judgeGrader(ctx) {
           config,
           baseSha,
           fences: read.bookbag.fences,
+          originalBase: revisionOrigin(layout, read.bookbag),
           patch: read.diff,
           scratch: (0,external_node_path_.join)(scratch, "checkouts"),
           depsRoot: (0,external_node_path_.join)(scratch, "deps"),
