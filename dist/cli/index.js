@@ -71879,6 +71879,9 @@ async function addedTestsAtBase(i, added) {
         {
           config,
           baseSha: bookbag.baseSha,
+          // A base test the fences name runs as the change left it (the policy judge let
+          // it through flagged): the evidence is that changed test failing at the base.
+          fences: bookbag.fences,
           patch,
           scratch: (0,external_node_path_namespaceObject.join)(scratch, "checkouts"),
           depsRoot: (0,external_node_path_namespaceObject.join)(scratch, "deps"),

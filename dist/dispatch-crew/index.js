@@ -72716,6 +72716,9 @@ async function addedTestsAtBase(i, added) {
         {
           config,
           baseSha: bookbag.baseSha,
+          // A base test the fences name runs as the change left it (the policy judge let
+          // it through flagged): the evidence is that changed test failing at the base.
+          fences: bookbag.fences,
           patch,
           scratch: join(scratch, "checkouts"),
           depsRoot: join(scratch, "deps"),
