@@ -266,6 +266,16 @@ export const agentSchema = z
       .describe(
         "Roughly what one crew of this agent costs (USD), e.g. from its list prices: the learning choice's prior for its cost until its own crews record spend (the record replaces it as crews finish). Unset: the school's mean per crew, $1 before any crew spent.",
       ),
+    maxOpenPullRequests: z
+      .number({ message: 'expected a whole number of pull requests, e.g. 5' })
+      .int({ message: 'expected a whole number of pull requests, e.g. 5' })
+      .min(1, {
+        message: 'expected 1 or more; leave it out for no limit (`school pause` stops new work altogether)',
+      })
+      .optional()
+      .describe(
+        'Back-pressure for this agent: with this many of its pull requests waiting for review (delivered and not merged or closed, with its crews on new issues), it starts no new issue; its revisions still run, and other agents still take new issues. Pull-request delivery only. Unset: no limit of its own.',
+      ),
     trust: z.enum(['low', 'standard', 'high']).default('standard'),
     passEnv: passEnvSchema,
     homeFiles: homeFilesSchema,
@@ -774,6 +784,19 @@ export const configSchema = z
           .default(3)
           .describe(
             'Revision rounds per delivered pull request: trusted feedback (requested changes, `/school`, failed CI) plans a revision crew, at most this many times; 0 turns revisions off.',
+          ),
+        maxOpenPullRequests: z
+          .number({
+            message: 'expected a whole number of pull requests, e.g. 10',
+          })
+          .int({ message: 'expected a whole number of pull requests, e.g. 10' })
+          .min(1, {
+            message:
+              'expected 1 or more; leave it out for no limit (`school pause` stops new work altogether)',
+          })
+          .optional()
+          .describe(
+            'Back-pressure on review: with this many delivered pull requests waiting for review (not merged or closed; crews working on new issues count too, each may open one), the school starts no new issue; revisions of the open ones still run. Pull-request delivery only (local branches are not counted). Unset: no limit.',
           ),
         trustedBots: z
           .array(
