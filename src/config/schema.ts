@@ -785,6 +785,17 @@ export const configSchema = z
           .describe(
             'Revision rounds per delivered pull request: trusted feedback (requested changes, `/school`, failed CI) plans a revision crew, at most this many times; 0 turns revisions off.',
           ),
+        refreshBehindBy: z
+          .number({ message: 'delivery.refreshBehindBy: expected a whole number of commits, e.g. 20' })
+          .int({ message: 'delivery.refreshBehindBy: expected a whole number of commits, e.g. 20' })
+          .min(0, {
+            message:
+              'delivery.refreshBehindBy: expected 0 (any commit behind) or more; leave it out to refresh on conflicts only',
+          })
+          .optional()
+          .describe(
+            'Refresh on base drift: a delivered pull request whose base branch moved gets a refresh crew (a revision round that merges the base in) when it conflicts, or when it is behind its base by more than this many commits. Unset: on conflicts only. Needs `delivery.revisions` above 0.',
+          ),
         maxOpenPullRequests: z
           .number({
             message: 'expected a whole number of pull requests, e.g. 10',
