@@ -18,6 +18,11 @@ export interface PullState {
   merged: boolean;
   headSha: string;
   headRef: string;
+  /**
+   * The head of the branch the pull request targets (`base.sha`): failed CI is compared with the
+   * same check there (src/feedback/ci-checks.ts). Absent where the port does not know it.
+   */
+  baseSha?: string;
 }
 export interface Review {
   id: number;
@@ -48,6 +53,8 @@ export interface CheckRun {
   conclusion: string | null;
   /** The app that posted it (`github-actions` for the repository's own workflows). */
   app?: string;
+  /** The workflow run of an Actions job (from its `details_url`): failed jobs are rerun per run. */
+  runId?: number;
 }
 
 /**
@@ -76,6 +83,12 @@ export interface FeedbackPort {
   statuses(sha: string): Promise<CommitStatus[]>;
   /** The failing job's log (needs `actions: read`); undefined when it cannot be read. */
   jobLog(jobId: number): Promise<string | undefined>;
+  /**
+   * Reruns the failed jobs of an Actions check once (needs `actions: write`): its workflow run's
+   * failed jobs when the run is known, else the job alone. Throws GitHub's refusal (403 without the
+   * permission). Absent where nothing can be rerun (a local school).
+   */
+  rerunFailed?(check: CheckRun): Promise<void>;
   /**
    * The user's role on the repository (GitHub's collaborator permission), asked once per user per
    * port (a port lives for one run). Absent where there is no such record (a local school).

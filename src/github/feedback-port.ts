@@ -33,12 +33,14 @@ const listIn = (data: Raw, key: string) => (data[key] ?? []) as Raw[];
 
 const toPull = (number: number, d: Raw): PullState => {
   const head = (d.head ?? {}) as Raw;
+  const baseSha = str(((d.base ?? {}) as Raw).sha);
   return {
     number,
     state: d.state === 'closed' ? 'closed' : 'open',
     merged: d.merged === true || (typeof d.merged_at === 'string' && d.merged_at !== ''),
     headSha: str(head.sha),
     headRef: str(head.ref),
+    ...(baseSha ? { baseSha } : {}),
   };
 };
 
@@ -64,12 +66,19 @@ const toLineComment = (c: Raw): LineComment => ({
   ...(typeof c.line === 'number' ? { line: c.line } : {}),
 });
 
+/** An Actions job's check run links to `…/actions/runs/<run id>/job/<job id>`: its workflow run. */
+const runIdOf = (url: unknown) => {
+  const m = /\/actions\/runs\/(\d+)\/job\/\d+/.exec(str(url));
+  return m ? { runId: Number(m[1]) } : {};
+};
+
 const toCheckRun = (c: Raw): CheckRun => ({
   id: Number(c.id),
   name: str(c.name),
   status: str(c.status),
   conclusion: typeof c.conclusion === 'string' ? c.conclusion : null,
   ...(typeof (c.app as Raw | undefined)?.slug === 'string' ? { app: (c.app as Raw).slug as string } : {}),
+  ...runIdOf(c.details_url),
 });
 
 const ROLES: readonly RepoRole[] = ['admin', 'maintain', 'write', 'triage', 'read', 'none'];
@@ -180,6 +189,15 @@ export function octokitFeedback(client: GitHubClient, repository: string): Feedb
         roles.set(key, known);
       }
       return known;
+    },
+    // A rerun of a whole run's failed jobs: rerunning one job of a run starts a new attempt of the
+    // run, and a second job's rerun while it runs is refused; one call reruns them all.
+    async rerunFailed(check) {
+      if (check.runId !== undefined)
+        await api.one('POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs', {
+          run_id: check.runId,
+        });
+      else await api.one('POST /repos/{owner}/{repo}/actions/jobs/{job_id}/rerun', { job_id: check.id });
     },
     async jobLog(jobId) {
       try {
