@@ -21,6 +21,33 @@ export interface Settled {
   crewId: string;
   merged: boolean;
 }
+/**
+ * Failed CI that is not the crew's (src/feedback/ci-checks.ts, docs/delivery.md "Failed CI"): the
+ * rerun of a failed check's jobs, asked once per commit and check (`refused`: GitHub's answer when
+ * it would not), and a failed check excused — green on its rerun (`flaky`) or red on the pull
+ * request's base too (`base-broken`). Both are keyed `<sha>:<check name>`.
+ */
+export interface CiRerun {
+  pr: number;
+  issue: number;
+  sha: string;
+  check: string;
+  /** The failed check run (an Actions job) whose rerun was asked: a newer run of the name answers. */
+  jobId: number;
+  refused?: string;
+}
+export interface CiExcused {
+  pr: number;
+  issue: number;
+  crewId: string;
+  sha: string;
+  check: string;
+  outcome: 'flaky' | 'base-broken';
+  /** The base commit whose same check was red (`base-broken`). */
+  baseSha?: string;
+}
+export const ciKey = (sha: string, check: string) => `${sha}:${check}`;
+
 export type FeedbackEvent =
   | StateEvent<'feedback.cursor', { since?: string; etag?: string }>
   | StateEvent<
@@ -29,7 +56,9 @@ export type FeedbackEvent =
     >
   | StateEvent<'feedback.received', FeedbackItem>
   | StateEvent<'feedback.ignored', IgnoredFeedback>
-  | StateEvent<'pr.settled', Settled>;
+  | StateEvent<'pr.settled', Settled>
+  | StateEvent<'ci.rerun', CiRerun>
+  | StateEvent<'ci.excused', CiExcused>;
 
 export interface Watched {
   updatedAt: string;
@@ -46,6 +75,10 @@ export interface FeedbackState {
   received: Record<string, Received>;
   /** Feedback not acted on, by id, with the reason, while its pull request is open. */
   ignored: Record<string, Ignored>;
+  /** Reruns of failed checks asked, by `ciKey`, while their pull request is open. */
+  reruns?: Record<string, CiRerun & { at: string }>;
+  /** Failed checks not charged to the crew, by `ciKey`, while their pull request is open. */
+  excused?: Record<string, CiExcused & { at: string }>;
 }
 
 export const feedbackFold: LogFold<FeedbackState, FeedbackEvent> = registerFold<FeedbackState, FeedbackEvent>(
@@ -67,6 +100,10 @@ export const feedbackFold: LogFold<FeedbackState, FeedbackEvent> = registerFold<
         (state.received ??= {})[e.data.id] ??= { ...e.data, at: e.at };
       } else if (e.type === 'feedback.ignored') (state.ignored ??= {})[e.data.id] ??= { ...e.data, at: e.at };
       else if (e.type === 'pr.settled') state.settled[e.data.pr] ??= { ...e.data, at: e.at };
+      else if (e.type === 'ci.rerun')
+        (state.reruns ??= {})[ciKey(e.data.sha, e.data.check)] ??= { ...e.data, at: e.at };
+      else if (e.type === 'ci.excused')
+        (state.excused ??= {})[ciKey(e.data.sha, e.data.check)] ??= { ...e.data, at: e.at };
       return state;
     },
     // A settled pull request's watch is over, and so is its feedback (nothing revises a merged or
@@ -76,7 +113,14 @@ export const feedbackFold: LogFold<FeedbackState, FeedbackEvent> = registerFold<
       for (const [n, w] of Object.entries(state.watched)) if (!state.settled[n]) watched[n] = w;
       const open = <T extends { pr: number }>(m: Record<string, T> | undefined) =>
         Object.fromEntries(Object.entries(m ?? {}).filter(([, v]) => !state.settled[v.pr]));
-      return { ...state, watched, received: open(state.received), ignored: open(state.ignored) };
+      return {
+        ...state,
+        watched,
+        received: open(state.received),
+        ignored: open(state.ignored),
+        reruns: open(state.reruns),
+        excused: open(state.excused),
+      };
     },
     // Every event is made at its own time from what GitHub said then; a settlement once per pull
     // request, and never again while the fold keeps it: an old event only comes back as a copy.
