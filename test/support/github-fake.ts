@@ -72,6 +72,8 @@ export interface FakeCheckRun {
   /** The Actions job behind the run: its log is `GET /actions/jobs/{id}/logs`. */
   log?: string;
   app?: string;
+  /** The workflow run the job belongs to (its `details_url`); default 1: one run holds every job. */
+  run_id?: number;
 }
 
 export interface FakeIssue {
@@ -148,6 +150,8 @@ export class GitHubFake {
     state: 'open' | 'closed';
     merged?: boolean;
     headSha?: string;
+    /** The base branch's head (`base.sha`), where no repository answers `branchHead`. */
+    baseSha?: string;
   }> = [];
   readonly reviews = new Map<number, FakeReview[]>();
   /**
@@ -251,7 +255,14 @@ export class GitHubFake {
   }
 
   /** A pull request opened the way delivery opens one, also present in the issues list. */
-  openPull(p: { head: string; base?: string; title?: string; body?: string; headSha?: string }): number {
+  openPull(p: {
+    head: string;
+    base?: string;
+    title?: string;
+    body?: string;
+    headSha?: string;
+    baseSha?: string;
+  }): number {
     const issue = this.addPullRequest({
       title: p.title ?? 'A pull request',
       body: p.body ?? '',
@@ -266,6 +277,7 @@ export class GitHubFake {
       draft: false,
       state: 'open',
       ...(p.headSha ? { headSha: p.headSha } : {}),
+      ...(p.baseSha ? { baseSha: p.baseSha } : {}),
     });
     return issue.number;
   }
@@ -390,84 +402,42 @@ export class GitHubFake {
     this.requests.length = 0;
   }
 
-  // ---- Merging: `PUT /pulls/{n}/merge`, `mergeable` while GitHub computes it, branch protection ----
-  // GitHub computes a pull request's mergeability in the background: the first `GET /pulls/{n}`
-  // after a push (or after it opens) answers `mergeable: null`, `mergeable_state: unknown`; the next
-  // one the result. The merge endpoint refuses as GitHub does: 409 when `sha` is not the head, 405
-  // when the pull request cannot be merged (a conflict, a draft, approvals branch protection asks
-  // for), 422 when a required check is not green.
-  /** Per pull request: whether it conflicts with its base, and whether GitHub is still computing. */
-  readonly merging = new Map<number, { conflict: boolean; computing: boolean }>();
-  /** Branch protection of every base: approving reviews and check names required to merge. */
-  protection: { approvals: number; checks: string[] } = { approvals: 0, checks: [] };
-  /** Merge requests answered 200 (pull request, the `sha` asked, the method). */
-  readonly merges: Array<{ pr: number; sha?: string; method: string }> = [];
-
-  private mergingOf(pr: number): { conflict: boolean; computing: boolean } {
-    let m = this.merging.get(pr);
-    if (!m) this.merging.set(pr, (m = { conflict: false, computing: true }));
-    return m;
-  }
-
+  // ---- Failed CI: reruns of Actions jobs and the base's checks (docs/delivery.md, "Failed CI") ----
+  // `POST /actions/runs/{id}/rerun-failed-jobs` and `POST /actions/jobs/{id}/rerun` start a new
+  // attempt: a new check run (a new id) of the same name on the same commit, which the check-runs
+  // list shows in place of the failed one (GitHub's `filter=latest`). They need `actions: write`.
+  /** Each token's `actions` permission; a token not listed has its issues permission. */
+  readonly actionsPermission = new Map<string, Permission>();
   /**
-   * Someone else pushes to a pull request's branch: its head moves (`sha`, for a test without a
-   * repository behind `branchHead`; with one, push to it first), its `updated_at` moves and GitHub
-   * computes its mergeability again.
+   * How a rerun attempt ends: a conclusion, or `pending` (it stays in progress; the test completes
+   * it). Default: as the failed attempt did — a real failure fails again.
    */
-  pushToPull(pr: number, sha?: string): void {
-    const p = this.mustPull(pr);
-    if (sha) p.headSha = sha;
-    this.mergingOf(pr).computing = true;
-    this.mustIssue(pr).updated_at = this.now();
+  rerunResult: (run: FakeCheckRun) => FakeCheckRun['conclusion'] | 'pending' = (run) => run.conclusion;
+  /** Reruns asked and accepted, as the request named them. */
+  readonly reruns: Array<{ runId?: number; jobId?: number }> = [];
+
+  /** The newest check run of each name on a commit (what `filter=latest` lists). */
+  latestCheckRuns(sha: string): FakeCheckRun[] {
+    const latest = new Map<string, FakeCheckRun>();
+    for (const r of this.checkRuns)
+      if (r.head_sha === sha && (latest.get(r.name)?.id ?? -1) < r.id) latest.set(r.name, r);
+    return [...latest.values()];
   }
 
-  /** The base moved under the pull request so that it conflicts (or no longer does). */
-  conflictPull(pr: number, conflict = true): void {
-    const m = this.mergingOf(pr);
-    m.conflict = conflict;
-    m.computing = true;
+  /** A new attempt of a failed check run, ended as `rerunResult` says. */
+  rerunCheck(run: FakeCheckRun): FakeCheckRun {
+    const result = this.rerunResult(run);
+    const { id: _old, ...rest } = run;
+    return this.addCheckRun({
+      ...rest,
+      status: result === 'pending' ? 'in_progress' : 'completed',
+      conclusion: result === 'pending' ? null : result,
+    });
   }
 
-  /** Branch protection: `approvals` approving reviews and these checks green before a merge. */
-  protect(p: { approvals?: number; checks?: string[] }): void {
-    this.protection = { approvals: p.approvals ?? 0, checks: p.checks ?? [] };
-  }
-
-  /** The mergeability fields of `GET /pulls/{n}`: null once after a change, then computed. */
-  mergeableJson(p: GitHubFake['pulls'][number]): Record<string, unknown> {
-    if (p.state === 'closed') return { mergeable: null, mergeable_state: 'unknown' };
-    const m = this.mergingOf(p.number);
-    if (m.computing) {
-      m.computing = false;
-      return { mergeable: null, mergeable_state: 'unknown' };
-    }
-    if (m.conflict) return { mergeable: false, mergeable_state: 'dirty' };
-    if (p.draft) return { mergeable: true, mergeable_state: 'draft' };
-    return { mergeable: true, mergeable_state: this.mergeBlock(p) ? 'blocked' : 'clean' };
-  }
-
-  /** What branch protection still asks of a pull request, as GitHub's refusal says it. */
-  mergeBlock(p: GitHubFake['pulls'][number]): { status: 405 | 422; message: string } | undefined {
-    const approved = (this.reviews.get(p.number) ?? []).filter((r) => r.state === 'APPROVED').length;
-    if (approved < this.protection.approvals)
-      return {
-        status: 405,
-        message: `At least ${this.protection.approvals} approving review${this.protection.approvals > 1 ? 's are' : ' is'} required by reviewers with write access.`,
-      };
-    const head = this.headOf(p);
-    for (const name of this.protection.checks) {
-      const run = this.checkRuns.filter((r) => r.head_sha === head && r.name === name).at(-1);
-      const status = this.statuses.filter((x) => x.sha === head && x.context === name).at(-1);
-      const green =
-        (run?.status === 'completed' && ['success', 'neutral', 'skipped'].includes(run.conclusion ?? '')) ||
-        status?.state === 'success';
-      if (!green)
-        return {
-          status: 422,
-          message: `Required status check "${name}" is ${run || status ? 'not successful' : 'expected'}.`,
-        };
-    }
-    return undefined;
+  /** A pull request's base head as GitHub reports it (`base.sha`). */
+  baseOf(p: GitHubFake['pulls'][number]): string {
+    return this.branchHead?.(p.base) ?? p.baseSha ?? this.refs.get(`heads/${p.base}`) ?? '0'.repeat(40);
   }
 
   get handlers(): HttpHandler[] {
@@ -631,12 +601,7 @@ function apiError(status: number, message: string, headers: Record<string, strin
 
 /** The msw handlers of a fake. Any origin matches, so GITHUB_API_URL may point anywhere. */
 export function githubHandlers(fake: GitHubFake): HttpHandler[] {
-  const route = (
-    method: 'get' | 'post' | 'patch' | 'put' | 'delete',
-    path: string,
-    need: Need,
-    fn: Resolver,
-  ) =>
+  const route = (method: 'get' | 'post' | 'patch' | 'delete', path: string, need: Need, fn: Resolver) =>
     http[method](`*${path}`, async ({ request, params }) => {
       const url = new URL(request.url);
       const entry: FakeRequest = {
@@ -747,35 +712,7 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
     }),
     route('get', '/repos/:owner/:repo/pulls/:number', 'read', ({ params }) => {
       const pr = fake.mustPull(Number(params.number));
-      // Only the single pull request carries its mergeability, as on GitHub (the list does not).
-      return HttpResponse.json({
-        ...pullJson(fake, pr),
-        updated_at: fake.mustIssue(pr.number).updated_at,
-        ...fake.mergeableJson(pr),
-      });
-    }),
-    // Merging (the block of GitHubFake above): 409 a stale `sha`, 405 not mergeable, 422 checks.
-    route('put', '/repos/:owner/:repo/pulls/:number/merge', 'write', async ({ request, params }) => {
-      const pr = fake.mustPull(Number(params.number));
-      const b = ((await request.json().catch(() => ({}))) ?? {}) as { sha?: unknown; merge_method?: unknown };
-      const method = b.merge_method ?? 'merge';
-      if (method !== 'merge' && method !== 'squash' && method !== 'rebase')
-        return apiError(422, 'Validation Failed: merge_method');
-      if (pr.state === 'closed') return apiError(405, 'Pull Request is not mergeable');
-      if (b.sha !== undefined && b.sha !== fake.headOf(pr))
-        return apiError(409, 'Head branch was modified. Review and try the merge again.');
-      const m = fake.merging.get(pr.number);
-      if (pr.draft || m?.conflict) return apiError(405, 'Pull Request is not mergeable');
-      const block = fake.mergeBlock(pr);
-      if (block) return apiError(block.status, block.message);
-      const sha = createHash('sha1')
-        .update(`merge:${pr.number}:${fake.headOf(pr)}`)
-        .digest('hex');
-      fake.merges.push({ pr: pr.number, ...(typeof b.sha === 'string' ? { sha: b.sha } : {}), method });
-      pr.state = 'closed';
-      pr.merged = true;
-      fake.updateIssue(pr.number, { state: 'closed' });
-      return HttpResponse.json({ sha, merged: true, message: 'Pull Request successfully merged' });
+      return HttpResponse.json(pullJson(fake, pr));
     }),
     route('get', '/repos/:owner/:repo/pulls/:number/reviews', 'read', ({ request, url, params }) => {
       fake.mustPull(Number(params.number));
@@ -794,8 +731,13 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
         list.map((c) => ({ ...c, user: { login: c.user, type: 'User' } })),
       );
     }),
+    // As GitHub: `filter=latest` (the default) lists the newest run of each name, so a rerun's
+    // attempt replaces the failed one; `filter=all` lists every attempt.
     route('get', '/repos/:owner/:repo/commits/:ref/check-runs', 'read', ({ url, params }) => {
-      const runs = fake.checkRuns.filter((r) => r.head_sha === params.ref);
+      const runs =
+        url.searchParams.get('filter') === 'all'
+          ? fake.checkRuns.filter((r) => r.head_sha === params.ref)
+          : fake.latestCheckRuns(String(params.ref));
       const perPage = Math.min(100, Number(url.searchParams.get('per_page') ?? 30) || 30);
       return HttpResponse.json({
         total_count: runs.length,
@@ -805,7 +747,7 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
           head_sha: r.head_sha,
           status: r.status,
           conclusion: r.conclusion,
-          details_url: `https://github.com/${fake.owner}/${fake.repo}/actions/runs/1/job/${r.id}`,
+          details_url: `https://github.com/${fake.owner}/${fake.repo}/actions/runs/${r.run_id ?? 1}/job/${r.id}`,
           app: { slug: r.app ?? 'github-actions' },
         })),
       });
@@ -850,6 +792,31 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
         status: 200,
         headers: { 'content-type': 'application/octet-stream' },
       });
+    }),
+    // ---- Failed CI: reruns (see the class's block). 403 without `actions: write`, as GitHub. ----
+    route('post', '/repos/:owner/:repo/actions/runs/:id/rerun-failed-jobs', 'read', ({ request, params }) => {
+      if (!canRerun(fake, request)) return apiError(403, 'Resource not accessible by integration');
+      const runId = Number(params.id);
+      const jobs = fake.checkRuns.filter(
+        (r) => (r.run_id ?? 1) === runId && (r.app ?? 'github-actions') === 'github-actions',
+      );
+      if (jobs.length === 0) return apiError(404, 'Not Found');
+      const failed = [...new Set(jobs.map((r) => r.head_sha))]
+        .flatMap((sha) => fake.latestCheckRuns(sha))
+        .filter((r) => (r.run_id ?? 1) === runId && RERUNNABLE.has(r.conclusion ?? ''));
+      fake.reruns.push({ runId });
+      for (const r of failed) fake.rerunCheck(r);
+      return HttpResponse.json({}, { status: 201 });
+    }),
+    route('post', '/repos/:owner/:repo/actions/jobs/:id/rerun', 'read', ({ request, params }) => {
+      if (!canRerun(fake, request)) return apiError(403, 'Resource not accessible by integration');
+      const job = fake.checkRuns.find(
+        (r) => r.id === Number(params.id) && (r.app ?? 'github-actions') === 'github-actions',
+      );
+      if (!job) return apiError(404, 'Not Found');
+      fake.reruns.push({ jobId: job.id });
+      fake.rerunCheck(job);
+      return HttpResponse.json({}, { status: 201 });
     }),
     route('post', '/repos/:owner/:repo/issues/:number/comments', 'write', async ({ request, params }) => {
       const body = (await request.json()) as { body?: unknown };
@@ -946,6 +913,16 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
   ];
 }
 
+/** Conclusions whose jobs `rerun-failed-jobs` reruns. */
+const RERUNNABLE = new Set(['failure', 'timed_out', 'cancelled']);
+
+/** Whether the request's token may rerun jobs (`actions: write`). */
+function canRerun(fake: GitHubFake, request: Request): boolean {
+  const token = (request.headers.get('authorization') ?? '').replace(/^(token|bearer)\s+/i, '');
+  const permission = fake.actionsPermission.get(token) ?? fake.tokens.get(token) ?? 'none';
+  return permission === 'write';
+}
+
 function pullJson(fake: GitHubFake, p: GitHubFake['pulls'][number]) {
   return {
     number: p.number,
@@ -955,7 +932,7 @@ function pullJson(fake: GitHubFake, p: GitHubFake['pulls'][number]) {
     body: p.body,
     html_url: `https://github.com/${fake.owner}/${fake.repo}/pull/${p.number}`,
     head: { ref: p.head, label: `${fake.owner}:${p.head}`, sha: fake.headOf(p) },
-    base: { ref: p.base },
+    base: { ref: p.base, sha: fake.baseOf(p) },
     merged: p.merged ?? false,
     merged_at: p.merged ? new Date(0).toISOString() : null,
   };
