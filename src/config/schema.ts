@@ -16,6 +16,12 @@ export type Role = (typeof ROLES)[number];
 export const CLASSROOMS = ['worktree', 'orca', 'bot'] as const;
 export const DELIVERY_MODES = ['pull-request', 'branch', 'none'] as const;
 export type DeliveryMode = (typeof DELIVERY_MODES)[number];
+/**
+ * The guarded merge (docs/delivery.md, "Merging"). `queue` (GitHub's auto-merge and merge queue) is
+ * GraphQL only and not built yet: the enum says what works.
+ */
+export const MERGE_MODES = ['off', 'when-green'] as const;
+export const MERGE_METHODS = ['merge', 'squash', 'rebase'] as const;
 export const DISPATCH_ORDERS = ['smallest-first', 'tail-guard'] as const;
 /**
  * The crew job's time limit by default, in minutes: one truth for `dispatch.jobTimeoutMinutes`, the
@@ -764,6 +770,18 @@ export const configSchema = z
           .optional()
           .describe("Base branch of delivered pull requests; default: the repository's default branch."),
         draft: z.boolean().default(true).describe('Open pull requests as drafts.'),
+        merge: z
+          .enum(MERGE_MODES, { message: `delivery.merge: expected one of ${MERGE_MODES.join(', ')}` })
+          .default('off')
+          .describe(
+            "The guarded merge: `when-green` merges a delivered pull request whose head is still the commit the judges accepted, with every check on that commit complete and green, passing that commit as the merge's `sha` (GitHub refuses if the head moved); a refusal is reported and not retried until something changes. Needs `draft: false`. `off`: people merge.",
+          ),
+        mergeMethod: z
+          .enum(MERGE_METHODS, {
+            message: `delivery.mergeMethod: expected one of ${MERGE_METHODS.join(', ')}`,
+          })
+          .default('squash')
+          .describe('How the guarded merge merges: merge, squash or rebase (the repository must allow it).'),
         closeIssue: z.boolean().default(false).describe('Write `Closes #N` in the pull request body.'),
         author: z
           .strictObject({
@@ -923,6 +941,14 @@ export const configSchema = z
       .prefault({}),
   })
   .superRefine((c, ctx) => {
+    // GitHub merges no draft, and its REST API cannot mark one ready: a guarded merge of drafts
+    // would refuse every time.
+    if (c.delivery.merge !== 'off' && c.delivery.draft)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['delivery', 'merge'],
+        message: `is ${c.delivery.merge}, but delivery.draft is true (the default): GitHub does not merge a draft pull request. Set delivery.draft: false, or delivery.merge: off`,
+      });
     // Compaction folds events older than the horizon and then drops any copy of them that arrives
     // later: a crew job's events are imported when its job ends, so they must arrive before that.
     const minDays = c.dispatch.jobTimeoutMinutes / 1440 + 1;
