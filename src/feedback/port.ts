@@ -19,6 +19,13 @@ export interface PullState {
   headSha: string;
   headRef: string;
   /**
+   * Whether GitHub can merge it into its base (`mergeable`): false is a conflict, null that GitHub is
+   * still computing it (ask again later). Absent where the port does not know it.
+   */
+  mergeable?: boolean | null;
+  /** The branch it targets (`base.ref`). */
+  baseRef?: string;
+  /**
    * The head of the branch the pull request targets (`base.sha`): failed CI is compared with the
    * same check there (src/feedback/ci-checks.ts). Absent where the port does not know it.
    */
@@ -63,6 +70,16 @@ export interface CheckRun {
  */
 export type RepoRole = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
 
+/** How a head compares with its base (`GET /compare/{base}...{head}`): commits each lacks. */
+export interface Comparison {
+  /** The base's commits the head does not have. */
+  behindBy: number;
+  /** The head's commits the base does not have. */
+  aheadBy: number;
+  /** `identical`, `ahead`, `behind` or `diverged`. */
+  status: string;
+}
+
 /** A commit status (the Statuses API, which CI outside GitHub Actions often reports through). */
 export interface CommitStatus {
   context: string;
@@ -94,6 +111,11 @@ export interface FeedbackPort {
    * port (a port lives for one run). Absent where there is no such record (a local school).
    */
   role?(login: string): Promise<RepoRole>;
+  /**
+   * How `head` compares with `base` (commit ids or branch names): base drift (src/feedback/drift.ts).
+   * Absent where there is no such answer (a local school).
+   */
+  compare?(base: string, head: string): Promise<Comparison>;
   /** Requests made so far through this port (the listing's own count included). */
   readonly requests: number;
 }

@@ -40,6 +40,10 @@ const toPull = (number: number, d: Raw): PullState => {
     merged: d.merged === true || (typeof d.merged_at === 'string' && d.merged_at !== ''),
     headSha: str(head.sha),
     headRef: str(head.ref),
+    ...(d.mergeable === true || d.mergeable === false || d.mergeable === null
+      ? { mergeable: d.mergeable as boolean | null }
+      : {}),
+    ...(str(((d.base ?? {}) as Raw).ref) ? { baseRef: str(((d.base ?? {}) as Raw).ref) } : {}),
     ...(baseSha ? { baseSha } : {}),
   };
 };
@@ -198,6 +202,13 @@ export function octokitFeedback(client: GitHubClient, repository: string): Feedb
           run_id: check.runId,
         });
       else await api.one('POST /repos/{owner}/{repo}/actions/jobs/{job_id}/rerun', { job_id: check.id });
+    },
+    async compare(base, head) {
+      const d = await api.one('GET /repos/{owner}/{repo}/compare/{basehead}', {
+        basehead: `${base}...${head}`,
+        per_page: 1,
+      });
+      return { behindBy: Number(d.behind_by ?? 0), aheadBy: Number(d.ahead_by ?? 0), status: str(d.status) };
     },
     async jobLog(jobId) {
       try {
