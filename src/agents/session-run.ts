@@ -36,6 +36,8 @@ export class Session {
   /** A revision resumes the delivered session with the feedback alone: that session holds the rest. */
   private resuming: { sessionId: string; promptPath: string; meter?: SessionMeter } | undefined;
   private spentUsd = 0;
+  /** What people asked of the crew so far (./session.ts `steer`): kept should the prompt be rebuilt. */
+  private steered = '';
 
   constructor(private readonly i: SessionInput) {
     this.verifyEnv = childEnv({ set: i.crewVars });
@@ -58,6 +60,7 @@ export class Session {
         r.ending = budgetEnding(budget, this.spentUsd);
         return r;
       }
+      await this.steerIn();
       const turn = await this.turn(left);
       await i.work.afterTurn();
       if (this.resuming && this.resumeRefused(turn)) continue;
@@ -69,6 +72,26 @@ export class Session {
       const v = await this.verify(verify, frozen ?? (await i.work.freeze()));
       if (!this.correction(verify, v)) return r;
     }
+  }
+
+  /**
+   * A person's steer (./session.ts `steer`) goes into the turn about to start: appended to its prompt
+   * and to the file a command agent reads (a copy: the brief itself stays as written and digested).
+   */
+  private async steerIn(): Promise<void> {
+    const block = await this.i.steer?.(this.r.corrections);
+    if (!block) return;
+    const section = `\n${block}`;
+    this.steered += section;
+    this.prompt = `${this.prompt}${section}`;
+    this.briefPath = this.withSteer(this.briefPath, section);
+  }
+
+  /** `from` with `section` appended, written as this turn's own file (`from` itself is left as it was). */
+  private withSteer(from: string, section: string): string {
+    const to = `${this.i.paths.correction(this.r.corrections)}.steered.md`;
+    writeTextAtomic(to, `${readFileSync(from, 'utf8')}${section}`);
+    return to;
   }
 
   /** One agent turn, with what is left of the crew's budget. */
@@ -118,7 +141,8 @@ export class Session {
       // tells the whole story to a new session.
       this.r.start = { session: 'fresh', why: refused };
       this.meter = undefined;
-      this.prompt = readFileSync(this.i.paths.brief, 'utf8');
+      this.prompt = `${readFileSync(this.i.paths.brief, 'utf8')}${this.steered}`;
+      if (this.steered) this.briefPath = this.withSteer(this.i.paths.brief, this.steered);
       return true;
     }
     const other = turn.ending.sessionId;

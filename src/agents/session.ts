@@ -39,6 +39,12 @@ export interface SessionInput {
    * the tool cannot resume it, a fresh turn gets the brief instead. `fresh`: why no resume was tried.
    */
   revision?: { resume: { sessionId: string; promptPath: string; meter?: SessionMeter } } | { fresh: string };
+  /**
+   * Before each turn (0 the first, n the n-th correction): what people asked of the running crew
+   * since the last turn (src/crew/control.ts), a section appended to that turn's prompt; undefined
+   * when nobody did.
+   */
+  steer?: (turn: number) => Promise<string | undefined>;
 }
 
 /** Where each turn's spend is recorded, and what the crew may spend. */

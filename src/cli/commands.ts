@@ -1,6 +1,7 @@
 import { checkpointCommand } from './commands/checkpoint.js';
 import { compactCommand } from './commands/compact.js';
 import { configCommand } from './commands/config.js';
+import { crewCommand } from './commands/crew.js';
 import { fetchCommand } from './commands/fetch.js';
 import { initCommand } from './commands/init.js';
 import { requeueCommand } from './commands/requeue.js';
@@ -34,6 +35,7 @@ export const commands: Record<string, Command> = {
   pause: pauseCommand,
   requeue: requeueCommand,
   'dead-letters': deadLettersCommand,
+  crew: crewCommand,
   config: configCommand,
   doctor: doctorCommand,
 };

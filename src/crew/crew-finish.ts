@@ -36,6 +36,8 @@ export interface CrewEnd {
   upstream?: UpstreamLimit | undefined;
   /** A claimed usage limit the school confirmed itself (src/dispatch/limit-probe.ts). */
   confirmed?: 'probe' | 'crews' | undefined;
+  /** A person stopped the crew (./control.ts): who, as `crew.finished` records it. */
+  stoppedBy?: string | undefined;
 }
 
 export interface FinishInput {
@@ -79,6 +81,7 @@ export async function finishCrew(place: CrewPlace, f: FinishInput): Promise<Crew
       ...(end.orphaned && outcome === 'aborted' ? { orphaned: true } : {}),
       ...(end.upstream ? { upstream: end.upstream } : {}),
       ...(end.confirmed && outcome === 'usage_limit' ? { confirmed: end.confirmed } : {}),
+      ...(end.stoppedBy && outcome === 'cancelled' ? { stoppedBy: end.stoppedBy } : {}),
     }),
     event('lease.released', `released:${spec.crewId}`, { crewId: spec.crewId, reason: `crew ${outcome}` }),
   ]);

@@ -7,6 +7,7 @@ import { confinement, type ConfineInput } from './crew-confine.js';
 import type { CrewPlace } from './crew-place.js';
 import { putBackGit, type Guarded } from './crew-teardown.js';
 import { studentArgv } from './student-argv.js';
+import type { CrewControl } from './control.js';
 
 /**
  * The student's turns: the agent session (src/agents/session.ts) — its turns in the sandbox, the
@@ -18,7 +19,10 @@ import { studentArgv } from './student-argv.js';
  * against the digest where it takes them); a change adding a credential is refused there, before
  * any verification, correction or bookbag (`secret_in_patch`, ./crew-bookbag.ts).
  */
-export interface SessionPhaseInput extends Guarded, ConfineInput {}
+export interface SessionPhaseInput extends Guarded, ConfineInput {
+  /** What people tell the running crew: steers go into its next turn (./control.ts). */
+  control?: CrewControl;
+}
 
 /** Runs the agent session; `keyProxied` says whether the agent's API calls went through the key proxy. */
 export async function crewSession(
@@ -95,6 +99,7 @@ export async function crewSession(
     },
     sandboxed: sandbox.confined,
     ...(revision ? { revision } : {}),
+    ...(i.control ? { steer: (turn: number) => i.control!.steersFor(turn) } : {}),
   });
   const session = await run.catch(async (e: unknown) => {
     // A change the school cannot carry byte for byte (not UTF-8 text): the school's, said so.

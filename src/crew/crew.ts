@@ -29,6 +29,7 @@ import { finishCrew, type CrewEnd, type CrewResult } from './crew-finish.js';
 import { confirmClaim } from '../dispatch/limit-probe.js';
 import { probeAgent } from '../agents/probe.js';
 import { studentArgv } from './student-argv.js';
+import { CrewControl } from './control.js';
 
 export type { CrewResult } from './crew-finish.js';
 export { studentArgv } from './student-argv.js';
@@ -128,6 +129,13 @@ class CrewRun {
   prepared = false;
   /** The agent's API calls went through the key proxy (its answers are in `answers`). */
   keyProxied = false;
+  /** What people tell the running crew: a stop, steers for its next turn (./control.ts). */
+  readonly control: CrewControl;
+  /**
+   * The crew's own stop: aborted by the runner's (`deps.stop`, a signal to the process) or by a
+   * person's stop read from the state (./control.ts). Either ends the student and the crew `cancelled`.
+   */
+  private readonly halt = new AbortController();
   private stopBeat: () => void = () => {};
 
   /** Reads the planned crew, its issue and agent, and checks its classroom can run here. */
@@ -149,13 +157,26 @@ class CrewRun {
     const scratch = crewRuntimeDir(spec.runtimeDir, spec.crewId);
     const out = join(scratch, 'out');
     this.place = { spec, layout, crew, classroom, scratch, out, paths: crewPaths(scratch, out) };
-    deps.stop?.addEventListener('abort', () => this.groups.halt(spec.graceMs), { once: true });
+    this.control = new CrewControl(layout, spec.crewId, this.log);
+    const halt = (why: unknown) => {
+      if (this.halt.signal.aborted) return;
+      this.halt.abort(why);
+      this.groups.halt(spec.graceMs);
+    };
+    if (deps.stop?.aborted) halt(deps.stop.reason);
+    else deps.stop?.addEventListener('abort', () => halt(deps.stop!.reason), { once: true });
+    this.control.watch(halt);
   }
 
-  /** Why the runner was told to stop, once it was. */
+  /** Why the crew was told to stop (its runner by a signal, or a person), once it was. */
   private get stopped(): string | undefined {
-    const s = this.deps.stop;
-    return s?.aborted ? String(s.reason ?? 'the crew runner was told to stop') : undefined;
+    const s = this.halt.signal;
+    return s.aborted ? String(s.reason ?? 'the crew runner was told to stop') : undefined;
+  }
+
+  /** "stopped: <why>", or a person's "stopped by @login: <reason>" as it stands. */
+  private get stoppedLine(): string {
+    return this.control.stop ? this.stopped! : `stopped: ${this.stopped}`;
   }
 
   /** The slot's worktree. */
@@ -237,6 +258,8 @@ class CrewRun {
     const { spec, crew, scratch } = place;
     if (!item) throw new AbortCrew(`issue #${crew.issueNumber} is not in curriculum.jsonl`);
     if (!agent) throw new AbortCrew(`agent ${crew.agent} is not configured`);
+    // Stopped before its student started (a stop recorded while it was planned): nothing runs.
+    if (this.stopped) throw new AbortCrew('nothing ran');
     // A collected crew's slot holds its student's change: it is verified, never prepared.
     if (!this.collecting) await preVerifySlot(place, this, () => (end.preVerify = true));
     this.prepared = true;
@@ -265,7 +288,7 @@ class CrewRun {
     await this.limitScope(agent, sandbox);
     // Stopped from outside: whatever its turns said was cut short, and says nothing of the agent.
     if (this.stopped && !watch.hit && !hits.length)
-      [end.outcome, end.reason, end.infra] = ['cancelled', `stopped: ${this.stopped}; ${r.reason}`, false];
+      [end.outcome, end.reason, end.infra] = ['cancelled', `${this.stoppedLine}; ${r.reason}`, false];
     if (end.infra) await this.alert(r.alert ?? 'agent-could-not-start', r.reason);
     if (r.detail && end.outcome !== 'succeeded')
       this.log.warning(`crew ${spec.crewId}: ${agent.id} said: ${redactText(r.detail)}`);
@@ -350,7 +373,7 @@ class CrewRun {
     if (this.stopped) {
       // Told to stop while it ran: cancelled, whatever broke on the way out.
       end.outcome = 'cancelled';
-      end.reason = `stopped: ${this.stopped}; ${end.reason}`;
+      end.reason = `${this.stoppedLine}; ${end.reason}`;
       return;
     }
     if (e instanceof ChangeTooLargeError) {
@@ -367,7 +390,19 @@ class CrewRun {
   }
 
   /** The crew's end (./crew-finish.ts): `crew.finished` with the lease's release, pause, grading job. */
-  finish(): Promise<CrewResult> {
+  async finish(): Promise<CrewResult> {
+    this.control.end();
+    const by = this.control.stop;
+    if (by && this.end.outcome === 'cancelled')
+      this.end.stoppedBy = by.by.source === 'local' ? `${by.by.login} (locally)` : `@${by.by.login}`;
+    // A steer the crew never got to read: said so, not left waiting for a turn that will not come.
+    await this.control
+      .undelivered(
+        by
+          ? `the crew was stopped (${this.stopped}) before another turn`
+          : `the crew ended (${this.end.outcome}) with no further turn: its last turn was already running`,
+      )
+      .catch((e: unknown) => this.log.warning(`crew ${this.place.spec.crewId}: ${message(e)}`));
     return finishCrew(this.place, this);
   }
 }

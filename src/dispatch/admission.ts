@@ -60,6 +60,8 @@ export type RefusalCode =
   | 'limit-claims-stopped'
   /** Its crews' usage-limit claims went unconfirmed `dispatch.maxUnconfirmedLimitClaims` times. */
   | 'stopped-after-unconfirmed-limit-claims'
+  /** A person stopped its crew (`/school stop`, `school crew stop`); it waits for `school requeue`. */
+  | 'stopped-by-person'
   | 'untrusted-author'
   | 'revisions-exhausted'
   | 'done';

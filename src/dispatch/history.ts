@@ -24,6 +24,8 @@ import { contestRuns } from './contest.js';
  *    sends its issue behind the others (`limitClaim`, ./order.ts), and `dispatch.maxUnconfirmedLimitClaims`
  *    of them (default `MAX_UNCONFIRMED_LIMIT_CLAIMS`) stop it (`stopped-after-unconfirmed-limit-claims`);
  *    a claim the school confirmed (`confirmed`) counts toward neither stop;
+ *  - a crew a person stopped (`cancelled` with `stoppedBy`) stops its issue until `school requeue`:
+ *    a stop is a person's decision, which the next plan must not undo;
  *  - `school requeue` (or `school dead-letters requeue issue:N`) forgets the runs before it: a
  *    stopped issue is ready again;
  *  - an issue whose last run ended on the environment's failure (`infra`: an install or a program
@@ -47,6 +49,8 @@ export type IssueState =
       limitClaims?: number;
       /** Stopped by unconfirmed limit claims (`limit_unconfirmed`, their count). */
       limitUnconfirmed?: number;
+      /** A person stopped its crew (`/school stop`, `school crew stop`): who, as recorded. */
+      stoppedBy?: string;
     }
   | { kind: 'repair'; attempt: 2; failedCrewId: string; environment?: true; limitClaim?: true }
   | { kind: 'ready'; attempt: 1; environment?: true; limitClaim?: true };
@@ -161,6 +165,9 @@ function stateOf(
     // A requeue forgets the failures before it (the operator has looked at them).
     if (requeued && (run.finishedAt ?? '') <= requeued) continue;
     const outcome = run.outcome;
+    // A person stopped it: it waits for them (`school requeue`), not for the next plan.
+    if (outcome === 'cancelled' && run.stoppedBy)
+      return { kind: 'stopped', crewIds: [run.crewId, run.crewId], stoppedBy: run.stoppedBy };
     if (run.orphaned) {
       // N7.1: the classroom's failure, not the student's: counted on its own, never as an attempt.
       orphans.push(run.crewId);

@@ -456,6 +456,12 @@ function sortCurriculum(
         code: 'active-crew',
         reason: `crew ${state.crewId} is already planned or running`,
       });
+    } else if (state.kind === 'stopped' && state.stoppedBy) {
+      refused.push({
+        issue: item.number,
+        code: 'stopped-by-person',
+        reason: `its crew ${state.crewIds[0]} was stopped by ${state.stoppedBy}; it is not planned again until \`school requeue ${item.number}\``,
+      });
     } else if (state.kind === 'stopped' && state.orphaned) {
       refused.push({
         issue: item.number,

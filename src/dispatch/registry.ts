@@ -42,6 +42,8 @@ export interface CrewRecord extends Omit<CrewPlanned, 'plannedBy'> {
   upstream?: CrewFinished['upstream'];
   /** A limit the school confirmed itself (see CrewFinished.confirmed). */
   confirmed?: CrewFinished['confirmed'];
+  /** A person stopped it (see CrewFinished.stoppedBy). */
+  stoppedBy?: string;
   /** A shared standby crew some crew job claimed (`crew.claimed`); `daemon` is then the claimant. */
   claimed?: Omit<CrewClaimed, 'crewId'>;
 }
@@ -148,6 +150,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
           if (e.data.orphaned) c.orphaned = true;
           if (e.data.upstream) c.upstream = e.data.upstream;
           if (e.data.confirmed) c.confirmed = e.data.confirmed;
+          if (e.data.stoppedBy) c.stoppedBy = e.data.stoppedBy;
         }
         break;
       }

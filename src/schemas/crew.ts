@@ -244,6 +244,12 @@ export interface CrewFinished {
    * count toward the issue's limit-claim stop.
    */
   confirmed?: 'probe' | 'crews';
+  /**
+   * A `cancelled` crew a person stopped (`/school stop`, `school crew stop`: src/dispatch/control-log.ts):
+   * who. Not the agent's failure, no score; the issue waits for `school requeue` rather than being
+   * planned again at once (src/dispatch/history.ts).
+   */
+  stoppedBy?: string;
 }
 
 export type CrewEvent =

@@ -25,6 +25,8 @@ export const STATE_FILES = {
   school: 'school.jsonl',
   /** What the school saw on its delivered pull requests: the listing cursor, merges (events). */
   feedback: 'feedback.jsonl',
+  /** What people told running crews: `/school stop`, `/school steer`, `school crew` (events). */
+  control: 'control.jsonl',
   /** Append-only audit log of everything the school did. */
   audit: 'events.jsonl',
   /** Checkpoint manifest: generation and SHA-256 of every file. */
