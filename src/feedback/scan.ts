@@ -4,9 +4,10 @@ import { isPullRequest } from '../curriculum/issue-shape.js';
 import { sanitizeText } from '../security/sanitize.js';
 import { redactText } from '../security/redact.js';
 import { statusMarkerOf } from '../outbox/outbox.js';
-import type { FeedbackEvent, FeedbackState, Settled } from './log.js';
+import type { CiExcused, CiRerun, FeedbackEvent, FeedbackState, Settled } from './log.js';
 import type { Author, FeedbackPort, RepoRole } from './port.js';
 import { message } from '../errors.js';
+import { readChecks } from './ci-checks.js';
 
 /**
  * Finding feedback within an API budget (item 7). One conditional request per cycle answers "did
@@ -65,6 +66,10 @@ export interface ScanResult {
   feedback: FeedbackItem[];
   ignored: IgnoredFeedback[];
   notModified: boolean;
+  /** Failed checks not charged to the crew (flaky, red on the base), first found by this scan. */
+  excused?: CiExcused[];
+  /** Reruns of failed checks asked (or refused) by this scan. */
+  reruns?: CiRerun[];
 }
 
 export interface ScanOptions {
@@ -82,11 +87,8 @@ export interface ScanOptions {
 }
 
 const MAX_TEXT = 8_000;
-const LOG_TAIL = 4_000;
-/** How long after delivery a commit without check runs may still get its first. */
-const CI_START_MS = 15 * 60_000;
 
-function clean(text: string, max = MAX_TEXT): string {
+export function clean(text: string, max = MAX_TEXT): string {
   return redactText(sanitizeText(text, max).text);
 }
 
@@ -155,7 +157,7 @@ export async function scanFeedback(o: ScanOptions): Promise<ScanResult> {
     ...(o.state.cursor.etag ? { etag: o.state.cursor.etag } : {}),
   });
   // Check runs do not move a pull request's `updated_at`: a delivered commit whose checks are not
-  // all complete yet is asked about each cycle until they are, then never again.
+  // all complete yet is asked about each cycle until they are, then never again (./ci-checks.ts).
   if (o.collect === 'all') await readChecks(o, r, open);
   if (list.status === 'not-modified') {
     r.notModified = true;
@@ -192,7 +194,7 @@ export async function scanFeedback(o: ScanOptions): Promise<ScanResult> {
   return r;
 }
 
-function seenEvent(
+export function seenEvent(
   now: Date,
   d: { number: number; updatedAt: string; state?: 'open' | 'closed'; reviews?: number[]; ciSha?: string },
 ) {
@@ -291,52 +293,5 @@ async function readComments(
         headSha: head,
       });
     }
-  }
-}
-
-/** Check runs of each delivered commit until they are all complete; then never again. */
-async function readChecks(o: ScanOptions, r: ScanResult, open: readonly Delivered[]) {
-  for (const d of open) {
-    if (o.state.watched[d.pr]?.ciSha === d.sha) continue;
-    const runs = await o.port.checkRuns(d.sha);
-    if (runs.some((c) => c.status !== 'completed')) continue;
-    // CI outside GitHub Actions often reports through the Statuses API instead of check runs.
-    const statuses = await o.port.statuses(d.sha);
-    if (statuses.some((s) => s.state === 'pending')) continue;
-    // No checks at all: a repository without CI, once CI has had time to start on the commit.
-    const young = d.deliveredAt !== undefined && o.now.getTime() - Date.parse(d.deliveredAt) < CI_START_MS;
-    if (runs.length === 0 && statuses.length === 0 && young) continue;
-    const failed = runs.filter((c) => c.conclusion === 'failure' || c.conclusion === 'timed_out');
-    const failedStatuses = statuses.filter((s) => s.state === 'failure' || s.state === 'error');
-    if (failed.length > 0 || failedStatuses.length > 0) {
-      const tails: string[] = [];
-      for (const f of failed.slice(0, 3)) {
-        // Only a job of the repository's own workflows has a log the school reads (its id is the
-        // job's). A check run any other app posted counts by its name and conclusion alone: its
-        // text is that app's, not the repository's CI.
-        if (f.app !== undefined && f.app !== 'github-actions') {
-          tails.push(`${f.name}: ${f.conclusion} (a check of ${f.app}; its output is not quoted)`);
-          continue;
-        }
-        const log = await o.port.jobLog(f.id);
-        tails.push(`${f.name}: ${f.conclusion}${log ? `\n${log.slice(-LOG_TAIL)}` : ''}`);
-      }
-      // A status carries no log: its description and where the CI shows the rest.
-      for (const s of failedStatuses.slice(0, 3))
-        tails.push(
-          `${s.context}: ${s.state}${s.description ? ` — ${s.description}` : ''}${s.targetUrl ? ` (${s.targetUrl})` : ''}`,
-        );
-      r.feedback.push({
-        issue: d.issue,
-        pr: d.pr,
-        kind: 'ci',
-        id: `ci:${d.sha}`,
-        author: 'ci',
-        text: clean(tails.join('\n\n')),
-        headSha: d.sha,
-      });
-    }
-    const prev = o.state.watched[d.pr]?.updatedAt ?? '';
-    r.events.push(seenEvent(o.now, { number: d.pr, updatedAt: prev, ciSha: d.sha }));
   }
 }
