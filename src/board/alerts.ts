@@ -19,7 +19,15 @@ export interface SchoolAlert {
   detail: string;
 }
 
-export const SCHOOL_ALERT_KINDS = ['base-red', 'environment-failed', 'program-not-found'] as const;
+export const SCHOOL_ALERT_KINDS = [
+  'base-red',
+  'environment-failed',
+  'program-not-found',
+  // Failed CI on a delivered pull request that is not the crew's (src/feedback/ci-alerts.ts).
+  'ci-flaky',
+  'ci-base-broken',
+  'ci-rerun-refused',
+] as const;
 /** How many the board lists, newest first. */
 export const ALERTS_SHOWN = 5;
 /** The end of the audit log read for them: recent alerts are what the board is for. */

@@ -8,6 +8,7 @@ import { GradingQueue } from '../grading/queue.js';
 import { feedbackLog, readFeedback, type Settled } from './log.js';
 import type { FeedbackPort } from './port.js';
 import { event } from '../state/event-log.js';
+import { ciAlerts } from './ci-alerts.js';
 import { scanFeedback, type Delivered, type FeedbackItem, type IgnoredFeedback } from './scan.js';
 
 /**
@@ -129,6 +130,8 @@ export async function watchDeliveries(o: {
       ...r.feedback.map((f) => event('feedback.received', `received:${f.id}`, f, now)),
       ...r.ignored.map((f) => event('feedback.ignored', `ignored:${f.id}`, f, now)),
     ]);
+    // Failed CI that is not the crew's, and reruns GitHub refused: the board's alerts.
+    await ciAlerts(o.layout, o.logger, r);
     return {
       settled: r.settled,
       received: r.feedback,
