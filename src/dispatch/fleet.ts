@@ -6,6 +6,7 @@ import {
 } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import type { StateLayout } from '../state/layout.js';
+import { runsOn, runsOnText } from './runs-on.js';
 import { event, nonce, schoolLog, type RosterEntry, type SchoolState } from './school-log.js';
 
 /**
@@ -155,12 +156,16 @@ export async function recordHeartbeat(
 export function rosterProblem(
   fleet: readonly DaemonStatus[],
   ttlSeconds: number,
+  /** The loop's runner-label-prefix, for a daemon without labels of its own (default school). */
+  prefix?: string,
 ): { loud: boolean; text: string } | undefined {
   if (fleet.length === 0 || fleet.some((d) => d.online)) return undefined;
+  // Which runner each roster job waits for: a job no runner has the labels of never beats.
+  const needs = fleet.map((d) => `${d.id} on ${runsOnText(runsOn(d, prefix))}`).join('; ');
   if (fleet.every((d) => d.lastSeen === undefined)) {
     return {
       loud: false,
-      text: 'No daemon has a roster heartbeat yet: this run plans nothing and its roster jobs record the heartbeats; the next run plans.',
+      text: `No daemon has a roster heartbeat yet: this run plans nothing and its roster jobs record the heartbeats; the next run plans. Each roster job runs where its daemon's crews will: ${needs}. One that waits in the queue has no runner with those labels: register one with them (school doctor on it says what else it needs), or change fleet.daemons[].labels in school.yml.`,
     };
   }
   const stale = fleet
@@ -168,6 +173,6 @@ export function rosterProblem(
     .map((d) => `${d.id} (${d.offlineReason ?? 'offline'})`);
   return {
     loud: true,
-    text: `Every daemon's roster heartbeat is older than the TTL of ${ttlSeconds} s, so nothing can be planned: ${stale.join(', ')}. The TTL must cover the time between two runs on each daemon's runner: set fleet.heartbeatTtlSeconds in school.yml above the schedule interval plus queue time, or leave it unset so it follows the workflow's schedule; or check that the daemons' runners are up.`,
+    text: `Every daemon's roster heartbeat is older than the TTL of ${ttlSeconds} s, so nothing can be planned: ${stale.join(', ')}. The TTL must cover the time between two runs on each daemon's runner: set fleet.heartbeatTtlSeconds in school.yml above the schedule interval plus queue time, or leave it unset so it follows the workflow's schedule; or check that the daemons' runners are up (${needs}).`,
   };
 }

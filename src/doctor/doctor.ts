@@ -14,6 +14,7 @@ import { checkOrca } from './orca.js';
 import { checkStateDir } from './state-dir.js';
 import { checkLimits } from './limits.js';
 import { checkDeliveryToken } from './token.js';
+import { checkRunnerLabels } from './labels.js';
 import { checkParity } from './parity.js';
 import { sandboxVisibilityProblems } from '../sandbox/visibility.js';
 
@@ -32,6 +33,8 @@ export interface DoctorOptions {
   connectTimeoutMs?: number;
   /** The delivery token to check (default SCHOOL_DELIVERY_TOKEN), and the fetch that asks GitHub about it. */
   deliveryToken?: string;
+  /** The token that lists the repository's runners (default GITHUB_TOKEN, then GH_TOKEN). */
+  githubToken?: string;
   fetch?: typeof fetch;
 }
 
@@ -117,6 +120,18 @@ export async function runDoctor(o: DoctorOptions = {}): Promise<DoctorReport> {
       rmSync(runtimeDir, { recursive: true, force: true });
     }
   }
+  // Which runner each daemon needs, and whether the repository has one (./labels.ts); --daemon:
+  // the roster job runs on its daemon's runner, so only that one.
+  findings.push(
+    ...(await checkRunnerLabels({
+      daemons: config.fleet.daemons.filter((d) => !o.daemon || d.id === o.daemon),
+      prefix: env.SCHOOL_RUNNER_PREFIX,
+      repository: config.repository ?? env.GITHUB_REPOSITORY,
+      token: o.githubToken ?? (env.GITHUB_TOKEN || env.GH_TOKEN),
+      apiUrl: env.GITHUB_API_URL,
+      ...(o.fetch ? { fetch: o.fetch } : {}),
+    })),
+  );
   findings.push(checkRunnerOwner(o.runnerRoots ?? [], o.uid ?? process.getuid?.() ?? -1));
   findings.push(
     await checkDeliveryToken({

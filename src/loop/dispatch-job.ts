@@ -267,7 +267,11 @@ async function planMode(input: PlanInput, job: JobSetup, logger: Logger): Promis
   // The status comments say "queued" (with a link to this run) as soon as the crews are planned, not
   // only when the grade job ends the run (src/feedback/refresh.ts; never throws).
   if (!input.dryRun) await statusesAfterPlanning(input, job, logger, scope.issues);
-  const roster = rosterProblem(plan.fleet, heartbeatTtlSeconds(config));
+  const roster = rosterProblem(
+    plan.fleet,
+    heartbeatTtlSeconds(config),
+    job.context.host.SCHOOL_RUNNER_PREFIX,
+  );
   if (roster && !roster.loud) logger.info(`dispatch-crew: ${roster.text}`);
   return {
     mode: 'plan',

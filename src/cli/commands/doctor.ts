@@ -13,8 +13,9 @@ const HELP = `Usage: school doctor [--config FILE] [--daemon ID] [--runner-dir D
 Checks that this machine can run the school's crews: Node.js and git versions, each configured
 agent CLI and its version against the one the adapters are tested with, the sandbox self-test,
 free disk against dispatch.minFreeDiskGiB, Orca where a daemon's classroom is orca, each
-allow-listed host through the sandbox's proxy, and that the Actions runner install is owned by
-another user than the one jobs run as. Each finding says what to do.
+allow-listed host through the sandbox's proxy, the runner labels each daemon needs (checked
+against the repository's runners when GITHUB_TOKEN may list them), and that the Actions runner
+install is owned by another user than the one jobs run as. Each finding says what to do.
 
   --config FILE     school.yml (default: ./school.yml when present, else the defaults)
   --daemon ID       the daemon this machine runs (checks only its Orca)
@@ -26,7 +27,7 @@ Exit code 0 when nothing blocks (warnings allowed), 1 on a blocker.
 `;
 
 export const doctorCommand: Command = {
-  summary: 'doctor [--json]: is this runner machine ready? agents, sandbox, disk, network, runner',
+  summary: 'doctor [--json]: is this runner machine ready? agents, sandbox, disk, network, runner, labels',
   async run(argv) {
     const values = parseVerb('doctor', argv, OPTIONS, HELP);
     if (!values) return 0;
