@@ -46,6 +46,35 @@ export interface CiExcused {
   /** The base commit whose same check was red (`base-broken`). */
   baseSha?: string;
 }
+/**
+ * The head of a delivered pull request moved off the commit the school delivered and judged
+ * (someone pushed): the verdict is void for the new head until a revision's commit is judged.
+ * Who pushed is not known (the pull request does not say).
+ */
+export interface HeadMoved {
+  pr: number;
+  issue: number;
+  /** The new head. */
+  sha: string;
+  /** The commit the judges accepted, which the school delivered. */
+  judged: string;
+}
+/**
+ * A guarded merge the school asked GitHub for (src/feedback/merge-gate.ts): merged, or refused
+ * with GitHub's status and words. `fingerprint` is what the attempt was about (head, verdict,
+ * checks, the pull request's last change): a refusal is tried again only once it differs.
+ */
+export interface MergeAttempt {
+  pr: number;
+  issue: number;
+  sha: string;
+  outcome: 'merged' | 'refused';
+  status?: number;
+  message?: string;
+  fingerprint: string;
+  /** The merge commit GitHub made. */
+  mergeSha?: string;
+}
 export const ciKey = (sha: string, check: string) => `${sha}:${check}`;
 
 export type FeedbackEvent =
@@ -57,6 +86,8 @@ export type FeedbackEvent =
   | StateEvent<'feedback.received', FeedbackItem>
   | StateEvent<'feedback.ignored', IgnoredFeedback>
   | StateEvent<'pr.settled', Settled>
+  | StateEvent<'pr.head-moved', HeadMoved>
+  | StateEvent<'pr.merge', MergeAttempt>
   | StateEvent<'ci.rerun', CiRerun>
   | StateEvent<'ci.excused', CiExcused>;
 
@@ -75,6 +106,10 @@ export interface FeedbackState {
   received: Record<string, Received>;
   /** Feedback not acted on, by id, with the reason, while its pull request is open. */
   ignored: Record<string, Ignored>;
+  /** Per pull request, the latest head seen that is not the commit the school judged. */
+  heads?: Record<string, HeadMoved & { at: string }>;
+  /** Per pull request, the latest guarded merge attempt. */
+  merges?: Record<string, MergeAttempt & { at: string }>;
   /** Reruns of failed checks asked, by `ciKey`, while their pull request is open. */
   reruns?: Record<string, CiRerun & { at: string }>;
   /** Failed checks not charged to the crew, by `ciKey`, while their pull request is open. */
@@ -100,6 +135,8 @@ export const feedbackFold: LogFold<FeedbackState, FeedbackEvent> = registerFold<
         (state.received ??= {})[e.data.id] ??= { ...e.data, at: e.at };
       } else if (e.type === 'feedback.ignored') (state.ignored ??= {})[e.data.id] ??= { ...e.data, at: e.at };
       else if (e.type === 'pr.settled') state.settled[e.data.pr] ??= { ...e.data, at: e.at };
+      else if (e.type === 'pr.head-moved') (state.heads ??= {})[e.data.pr] = { ...e.data, at: e.at };
+      else if (e.type === 'pr.merge') (state.merges ??= {})[e.data.pr] = { ...e.data, at: e.at };
       else if (e.type === 'ci.rerun')
         (state.reruns ??= {})[ciKey(e.data.sha, e.data.check)] ??= { ...e.data, at: e.at };
       else if (e.type === 'ci.excused')
@@ -118,6 +155,8 @@ export const feedbackFold: LogFold<FeedbackState, FeedbackEvent> = registerFold<
         watched,
         received: open(state.received),
         ignored: open(state.ignored),
+        heads: open(state.heads),
+        merges: open(state.merges),
         reruns: open(state.reruns),
         excused: open(state.excused),
       };
@@ -136,5 +175,7 @@ export function readFeedback(layout: StateLayout): FeedbackState {
   const state = foldLog(feedbackFold, feedbackLog(layout).read());
   state.received ??= {};
   state.ignored ??= {};
+  state.heads ??= {};
+  state.merges ??= {};
   return state;
 }
