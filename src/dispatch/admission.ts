@@ -5,6 +5,7 @@ import { FenceSet } from './fences.js';
 import { classRank, type DaemonStatus } from './fleet.js';
 import type { Candidate } from './order.js';
 import { spendCapLine } from './spend.js';
+import { opensPullRequest, type ReviewRoom } from './back-pressure.js';
 
 /**
  * Admission: ONE pure decision over one batch (docs/architecture.md, N3.1, N5.1, N7.3, seeds 002/003). It reads
@@ -46,6 +47,10 @@ export type RefusalCode =
   | 'global-cap'
   | 'no-agent'
   | 'agent-paused'
+  /** Back-pressure on review (./back-pressure.ts): the school's open pull requests are at the limit. */
+  | 'review-back-pressure'
+  /** Back-pressure on review: the only agent for it has as many open pull requests as it may. */
+  | 'agent-review-back-pressure'
   | 'force-agent-not-allowed'
   | 'no-classroom'
   | 'fleet-offline'
@@ -119,6 +124,11 @@ export interface AdmissionHolds {
    * over its own (agent id → why) is not chosen, another eligible agent is.
    */
   dailyBudgets?: { school?: string; agents?: ReadonlyMap<string, string> };
+  /**
+   * Back-pressure on review (./back-pressure.ts): the places left for new issues, the school's and
+   * each agent's, taken as new issues are admitted. Revisions of open pull requests pass.
+   */
+  review?: ReviewRoom;
 }
 
 export interface Admitted {
@@ -216,6 +226,26 @@ function select(
   const everyone = held.size
     ? new AgentChooser(input.agents, input.choice?.scores, input.choice?.learning)
     : undefined;
+  // Back-pressure: a new issue goes to none of the agents at their review limit (one chooser per
+  // set of such agents; the set only grows as the batch takes places).
+  const review = input.holds?.review;
+  const choosers = new Map<string, AgentChooser>();
+  const chooserFor = (reviewHeld: ReadonlyMap<string, string>) => {
+    if (reviewHeld.size === 0) return chooser;
+    const key = [...reviewHeld.keys()].sort().join('\u0000');
+    let c = choosers.get(key);
+    if (!c)
+      choosers.set(
+        key,
+        (c = new AgentChooser(
+          input.agents.filter((a) => !held.has(a.id) && !reviewHeld.has(a.id)),
+          input.choice?.scores,
+          input.choice?.learning,
+        )),
+      );
+    return c;
+  };
+  const whole = everyone ?? new AgentChooser(input.agents, input.choice?.scores, input.choice?.learning);
   const fences = new FenceSet();
   for (const h of input.heldFences) fences.claim(h.fences, h.holder);
   const refused: Refusal[] = [];
@@ -234,14 +264,23 @@ function select(
       );
       continue;
     }
-    const choice = chooser.choose(c);
+    const fresh = review !== undefined && opensPullRequest(c);
+    const full = fresh ? review.schoolHeld() : undefined;
+    if (full !== undefined) {
+      refuse(c, 'review-back-pressure', full);
+      continue;
+    }
+    const reviewHeld = fresh ? review.heldAgents() : new Map<string, string>();
+    const choice = chooserFor(reviewHeld).choose(c);
     if ('code' in choice) {
       // The whole roster's answer names the real reason (a forced agent that is paused, or unknown).
-      const all = everyone?.choose(c) ?? choice;
+      const all = held.size || reviewHeld.size ? whole.choose(c) : choice;
       if ('code' in all) refuse(c, all.code, all.reason);
       else {
         const h = held.get(all.agent);
-        refuse(c, h?.code ?? 'agent-paused', h?.reason ?? `agent ${all.agent} is paused`);
+        const r = reviewHeld.get(all.agent);
+        if (!h && r) refuse(c, 'agent-review-back-pressure', r);
+        else refuse(c, h?.code ?? 'agent-paused', h?.reason ?? `agent ${all.agent} is paused`);
       }
       continue;
     }
@@ -276,6 +315,7 @@ function select(
       continue;
     }
     pool.take(rank);
+    if (fresh) review.take(choice.agent);
     if (fallback) fallbacks++;
     room--;
     selected.push({

@@ -59,6 +59,14 @@ import { untrustedReason } from '../curriculum/trust.js';
 import { fleetStatus, type DaemonStatus } from './fleet.js';
 import { READY, issueStates, type VerdictLookup } from './history.js';
 import { decideRevision, type RevisionRequest } from './revision.js';
+import {
+  limited,
+  reviewLine,
+  reviewLoad,
+  ReviewRoom,
+  type OpenPullRequest,
+  type ReviewLoad,
+} from './back-pressure.js';
 import { orderCandidates, quickCut, type Candidate } from './order.js';
 import { Predictor } from './predict.js';
 import { describeAgentPauses, describePauses, pendingPauses, splitPauses } from './pause.js';
@@ -83,6 +91,7 @@ export type { LedgerCounts } from './record.js';
 export type { VerdictLookup } from './history.js';
 export type { Reconciled } from './reconcile.js';
 export type { RevisionRequest } from './revision.js';
+export type { OpenPullRequest, ReviewLoad } from './back-pressure.js';
 
 export interface PlanInput {
   config: SchoolConfig;
@@ -144,6 +153,12 @@ export interface PlanRecord {
    * crew (./revision.ts), bounded by `delivery.revisions`.
    */
   revisions?: readonly RevisionRequest[];
+  /**
+   * The delivered pull requests nobody merged or closed yet (./back-pressure.ts), given where
+   * delivery opens pull requests: `delivery.maxOpenPullRequests` and `agents[].maxOpenPullRequests`
+   * hold new issues against them. Absent: no back-pressure (branch delivery, or unreadable state).
+   */
+  openPullRequests?: readonly OpenPullRequest[];
 }
 
 export interface PlanOwners {
@@ -204,6 +219,12 @@ export interface PlanResult {
   spend: { spentUsd?: number; capUsd?: number };
   /** Per-daemon view for the job summary: status, busy before this batch, assigned in it. */
   fleet: Array<DaemonStatus & { busy: number; assigned: number }>;
+  /**
+   * Back-pressure on review (./back-pressure.ts), as it stood before this batch: pull requests
+   * waiting for review, new issues in progress, the limits and who they hold. Absent without
+   * `record.openPullRequests`.
+   */
+  review?: ReviewLoad & { line: string };
 }
 
 export async function planDispatch(input: PlanInput): Promise<PlanResult> {
@@ -375,6 +396,8 @@ function decide(
   const learning = learningChoice(input, records);
   predictRunTimes(input, records, sorted.candidates, learning);
   const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.limits?.freeDiskBytes);
+  const open = input.record?.openPullRequests;
+  const review = open ? reviewLoad(config, open, registry) : undefined;
   const admitted = admissionInput(input, registry, daemons, sorted.candidates, {
     remainingMs,
     spend: { spentUsd: spentUsd ?? 0, ...(capUsd !== undefined ? { capUsd } : {}) },
@@ -383,6 +406,7 @@ function decide(
       ...(pauses.length > 0 ? { paused: describePauses(pauses)! } : {}),
       ...(pausedAgents.size > 0 ? { pausedAgents } : {}),
       ...(read.daily ? { dailyBudgets: read.daily } : {}),
+      ...(review && limited(review) ? { review: new ReviewRoom(review) } : {}),
     },
     ...(learning ? { learning } : {}),
   });
@@ -422,6 +446,7 @@ function decide(
     waves: decision.waves,
     spend: { ...(spentUsd !== undefined ? { spentUsd } : {}), ...(capUsd !== undefined ? { capUsd } : {}) },
     fleet: daemons.map((d) => ({ ...d, assigned: byDaemon.get(d.id)?.length ?? 0 })),
+    ...(review ? { review: { ...review, line: reviewLine(review) } } : {}),
   };
   return { result, warnings: sorted.warnings };
 }
@@ -777,6 +802,9 @@ function report(result: PlanResult, logger: Logger): void {
   if (result.loud) logger.error(result.loud);
   if (result.blocked) logger.error(`dispatch denied: ${result.blocked}`);
   if (result.paused) logger.warning(`dispatch paused: ${result.paused}`);
+  // Once per plan, and only when a limit holds something back (the summary always says it).
+  if (result.review && (result.review.full || result.review.agents.some((a) => a.full)))
+    logger.info(result.review.line);
   for (const r of result.reconciled) {
     logger.warning(`reconciled ${r.crewId} (issue #${r.issueNumber}) as ${r.outcome}: ${r.reason}`);
   }

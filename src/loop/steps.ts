@@ -22,6 +22,8 @@ import type { VerdictLookup } from '../dispatch/history.js';
 import { defaultRuntimeDir } from '../crew/spec.js';
 import { revisionRequests } from '../feedback/revisions.js';
 import type { RevisionRequest } from '../dispatch/revision.js';
+import { pullRequestDelivery, type OpenPullRequest } from '../dispatch/back-pressure.js';
+import { openPullRequestsOf } from '../feedback/open-pulls.js';
 import { message } from '../errors.js';
 import { crewPreflight } from './preflight.js';
 import { LOCAL_RUN, type RunContext } from '../process/run-context.js';
@@ -93,7 +95,7 @@ export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
     const disk = freeDiskBytes(o.layout.root);
     for (const daemon of o.beat ?? []) await beat(layout, o.config, daemon, disk);
     // Grading feeds planning: a rejected success is a failed run, and the ledger ranks agents.
-    const record = feedback(layout, o.logger);
+    const record = feedback(layout, o.logger, prsOpened(o.config, o.context));
     const mode = o.mode ?? {};
     const only = mode.onlyIssues;
     return await planDispatch({
@@ -169,7 +171,7 @@ export async function refillFor(o: {
     mode: { forDaemon: o.daemon },
     limits: { freeDiskBytes: { [o.daemon]: o.freeDiskBytes } },
     ...(o.remainingMs !== undefined ? { clock: { remainingMs: o.remainingMs } } : {}),
-    record: feedback(o.layout, o.logger),
+    record: feedback(o.layout, o.logger, prsOpened(o.config, o.context)),
     owners: {
       plannedBy: plannerOwner(o.context ?? LOCAL_RUN),
       ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
@@ -182,17 +184,36 @@ export async function refillFor(o: {
   return plannedFor(o.layout, o.daemon);
 }
 
-function feedback(layout: StateLayout, logger: Logger) {
+function feedback(layout: StateLayout, logger: Logger, prs: boolean) {
   const verdicts = gradingVerdicts(layout, logger);
   const scores = ledgerScores(layout, logger);
   const ledger = ledgerCounts(layout, logger);
   const revisions = revisionsOf(layout, logger);
+  const open = prs ? openOf(layout, logger) : undefined;
   return {
     ...(verdicts ? { verdicts } : {}),
     ...(scores ? { scores } : {}),
     ...(ledger ? { ledger } : {}),
     ...(revisions.length ? { revisions } : {}),
+    ...(open ? { openPullRequests: open } : {}),
   };
+}
+
+/** Where accepted work goes out as pull requests, the review back-pressure counts them. */
+function prsOpened(config: SchoolConfig, context: RunContext | undefined): boolean {
+  return pullRequestDelivery(config, (context ?? LOCAL_RUN).actions);
+}
+
+/** The pull requests waiting for review; unreadable state holds nothing back (a warning). */
+function openOf(layout: StateLayout, logger: Logger): OpenPullRequest[] | undefined {
+  try {
+    return openPullRequestsOf(layout);
+  } catch (e) {
+    logger.warning(
+      `review back-pressure not applied this time: feedback.jsonl or the outbox is unreadable: ${message(e)}`,
+    );
+    return undefined;
+  }
 }
 
 /** Feedback on delivered pull requests, for revision crews; unreadable feedback plans none (a warning). */

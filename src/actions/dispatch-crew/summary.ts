@@ -148,6 +148,7 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
     ...raw(notes.jobNote, true),
     { raw: `Crew job limit: ${notes.jobLimitMinutes} minutes.` },
     ...raw(plan.paused && plainText(plan.paused, 1000)),
+    ...raw(reviewNote(plan)),
     ...(notes.pullRequests ?? []).map((p) => ({
       raw: `Pull request #${p.pr} is the school's delivery for issue #${p.issue}: only that issue is planned.`,
     })),
@@ -194,6 +195,14 @@ export function dispatchSummary(r: DispatchJobResult, board?: string): SummaryBl
     },
     ...tail,
   ];
+}
+
+/** Back-pressure on review, once: "Waiting for review: N", the limits and who they hold. */
+export function reviewNote(plan: PlanResult): string | undefined {
+  const r = plan.review;
+  if (!r || (r.waiting === 0 && r.limit === undefined && !r.agents.some((a) => a.limit !== undefined)))
+    return undefined;
+  return `${r.line[0]!.toUpperCase()}${r.line.slice(1)}.`;
 }
 
 /** ` (2 at once, 5 on standby behind them)` when the plan put crews on standby behind the first wave. */

@@ -107,6 +107,8 @@ export function describePlan(plan: PlanResult): string {
   if (plan.loud) lines.push(plan.loud);
   if (plan.blocked) lines.push(`blocked: ${plan.blocked}`);
   if (plan.paused) lines.push(plan.paused);
+  if (plan.review && (plan.review.waiting > 0 || plan.review.full || plan.review.agents.some((a) => a.full)))
+    lines.push(plan.review.line);
   lines.push(`planned ${plan.assignments.length} crew(s)`);
   for (const a of plan.assignments) {
     lines.push(
