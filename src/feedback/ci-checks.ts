@@ -1,4 +1,4 @@
-import { message } from '../errors.js';
+import { GitHubAuthError, message } from '../errors.js';
 import { event } from '../state/event-log.js';
 import { ciKey, type CiExcused, type CiRerun } from './log.js';
 import type { CheckRun, CommitStatus } from './port.js';
@@ -36,7 +36,7 @@ const CI_START_MS = 15 * 60_000;
 const RERUN_SHOW_MS = 15 * 60_000;
 const FAILED = new Set(['failure', 'timed_out']);
 const STATUS_FAILED = new Set(['failure', 'error']);
-/** GitHub's answers that refuse a rerun for good (permission, no such job, a run too old to rerun). */
+/** GitHub's answers that refuse a rerun for good (no such job, a run too old to rerun). */
 const REFUSED = new Set([403, 404, 410, 422]);
 
 type Red = { check: CheckRun; rerun?: 'red' | 'not shown' } | { status: CommitStatus };
@@ -165,9 +165,10 @@ async function rerun(
       await o.port.rerunFailed!(checks[0]!);
       started = true;
     } catch (e) {
+      // A 403 arrives as the client's GitHubAuthError, naming the permission to grant.
       const status = (e as { status?: unknown }).status;
-      if (typeof status !== 'number' || !REFUSED.has(status)) throw e; // not an answer: next cycle
-      refused = `GitHub answered ${status}: ${message(e).slice(0, 300)}`;
+      if (!(e instanceof GitHubAuthError) && !(typeof status === 'number' && REFUSED.has(status))) throw e; // not an answer (a 5xx the client gave up on): the next cycle asks again
+      refused = message(e).slice(0, 400);
     }
     for (const c of checks) {
       const x: CiRerun = {
