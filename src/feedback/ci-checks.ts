@@ -2,7 +2,9 @@ import { GitHubAuthError, message } from '../errors.js';
 import { event } from '../state/event-log.js';
 import { ciKey, type CiExcused, type CiRerun } from './log.js';
 import type { CheckRun, CommitStatus } from './port.js';
-import { clean, seenEvent, type Delivered, type ScanOptions, type ScanResult } from './scan.js';
+import { redactText } from '../security/redact.js';
+import { sanitizeText } from '../security/sanitize.js';
+import type { Delivered, ScanOptions, ScanResult } from './scan.js';
 
 /**
  * Failed CI on a delivered commit (docs/delivery.md, "Failed CI"). A red check is the crew's to
@@ -30,6 +32,8 @@ export interface CiFindings {
 }
 
 const LOG_TAIL = 4_000;
+/** The brief's bound on quoted CI text, as the scan bounds every feedback text. */
+const MAX_TEXT = 8_000;
 /** How long after delivery a commit without check runs may still get its first. */
 const CI_START_MS = 15 * 60_000;
 /** How long a rerun may take to show its new attempt before the failure stands as it was. */
@@ -124,12 +128,14 @@ async function readCommit(o: ScanOptions, r: ScanResult, d: Delivered, found: Ci
       kind: 'ci',
       id: `ci:${d.sha}`,
       author: 'ci',
-      text: clean(tails.join('\n\n')),
+      text: redactText(sanitizeText(tails.join('\n\n'), MAX_TEXT).text),
       headSha: d.sha,
     });
   }
-  const prev = o.state.watched[d.pr]?.updatedAt ?? '';
-  r.events.push(seenEvent(o.now, { number: d.pr, updatedAt: prev, ciSha: d.sha }));
+  // Read to the end: the scan's `feedback.seen` of the pull request, with the commit whose checks
+  // need no more reading (types only are imported from ./scan.ts, which imports this module).
+  const seen = { number: d.pr, updatedAt: o.state.watched[d.pr]?.updatedAt ?? '', ciSha: d.sha };
+  r.events.push(event('feedback.seen', `seen:${d.pr}:${seen.updatedAt}:${o.now.toISOString()}`, seen, o.now));
 }
 
 const excuse = (d: Delivered, check: string, outcome: CiExcused['outcome'], baseSha?: string): CiExcused => ({
