@@ -47,6 +47,21 @@ export interface CiExcused {
   baseSha?: string;
 }
 /**
+ * A delivered pull request measured against its base after the base moved (src/feedback/drift.ts):
+ * the base commit it was measured at, the head, GitHub's mergeability and how far behind it is,
+ * and whether that drift plans a refresh crew.
+ */
+export interface Drift {
+  pr: number;
+  issue: number;
+  base: string;
+  baseSha: string;
+  headSha: string;
+  mergeable: boolean;
+  behindBy: number;
+  drifted: boolean;
+}
+/**
  * The head of a delivered pull request moved off the commit the school delivered and judged
  * (someone pushed): the verdict is void for the new head until a revision's commit is judged.
  * Who pushed is not known (the pull request does not say).
@@ -89,7 +104,8 @@ export type FeedbackEvent =
   | StateEvent<'pr.head-moved', HeadMoved>
   | StateEvent<'pr.merge', MergeAttempt>
   | StateEvent<'ci.rerun', CiRerun>
-  | StateEvent<'ci.excused', CiExcused>;
+  | StateEvent<'ci.excused', CiExcused>
+  | StateEvent<'feedback.drift', Drift>;
 
 export interface Watched {
   updatedAt: string;
@@ -114,6 +130,8 @@ export interface FeedbackState {
   reruns?: Record<string, CiRerun & { at: string }>;
   /** Failed checks not charged to the crew, by `ciKey`, while their pull request is open. */
   excused?: Record<string, CiExcused & { at: string }>;
+  /** The last base-drift measure of each open delivered pull request, by number. */
+  drift?: Record<string, Drift & { at: string }>;
 }
 
 export const feedbackFold: LogFold<FeedbackState, FeedbackEvent> = registerFold<FeedbackState, FeedbackEvent>(
@@ -141,6 +159,7 @@ export const feedbackFold: LogFold<FeedbackState, FeedbackEvent> = registerFold<
         (state.reruns ??= {})[ciKey(e.data.sha, e.data.check)] ??= { ...e.data, at: e.at };
       else if (e.type === 'ci.excused')
         (state.excused ??= {})[ciKey(e.data.sha, e.data.check)] ??= { ...e.data, at: e.at };
+      else if (e.type === 'feedback.drift') (state.drift ??= {})[e.data.pr] = { ...e.data, at: e.at };
       return state;
     },
     // A settled pull request's watch is over, and so is its feedback (nothing revises a merged or
@@ -159,6 +178,7 @@ export const feedbackFold: LogFold<FeedbackState, FeedbackEvent> = registerFold<
         merges: open(state.merges),
         reruns: open(state.reruns),
         excused: open(state.excused),
+        drift: open(state.drift),
       };
     },
     // Every event is made at its own time from what GitHub said then; a settlement once per pull

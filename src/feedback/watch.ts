@@ -5,6 +5,7 @@ import type { StateLayout } from '../state/layout.js';
 import { ScoreLedger, type HumanJudged } from '../grading/ledger.js';
 import { Outbox } from '../outbox/outbox.js';
 import { GradingQueue } from '../grading/queue.js';
+import { checkDrift } from './drift.js';
 import { feedbackLog, readFeedback, type Settled } from './log.js';
 import type { FeedbackPort } from './port.js';
 import { event } from '../state/event-log.js';
@@ -132,9 +133,19 @@ export async function watchDeliveries(o: {
     ]);
     // Failed CI that is not the crew's, and reruns GitHub refused: the board's alerts.
     await ciAlerts(o.layout, o.logger, r);
+    // The base moved under a pull request still open: a refresh (./drift.ts; never throws).
+    const settledNow = new Set(r.settled.map((s) => s.pr));
+    const drift = await checkDrift({
+      config: o.config,
+      layout: o.layout,
+      logger: o.logger,
+      port: o.port,
+      delivered: delivered.filter((d) => !settledNow.has(d.pr)),
+      now,
+    });
     return {
       settled: r.settled,
-      received: r.feedback,
+      received: [...r.feedback, ...drift.refreshes],
       ignored: r.ignored,
       requests: o.port.requests,
       notModified: r.notModified,

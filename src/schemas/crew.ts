@@ -185,6 +185,25 @@ export interface RevisionPlan {
   revises: string;
   /** Feedback ids (`review:<id>`, `comment:<id>`, `ci:<sha>`) this round answers, in feedback.jsonl. */
   feedback: string[];
+  /** A refresh round (the base moved under the pull request): what it merges. */
+  refresh?: RefreshPlan;
+}
+
+/**
+ * A refresh on base drift (docs/delivery.md, "Refresh"): the pull request's head and its base's new
+ * commit merged by the school (src/crew/refresh-base.ts) into the commit the crew starts from —
+ * `headSha` of its round, parents [head, baseSha], conflicts left marked for the crew to resolve.
+ * Delivery commits the crew's tree with those two parents, so the pull request contains the base.
+ */
+export interface RefreshPlan {
+  /** The base branch (`main`). */
+  base: string;
+  /** The base commit measured and merged: at most one refresh per base move. */
+  baseSha: string;
+  /** The pull request's head merged with it. */
+  head: string;
+  /** Paths the merge left with conflict markers (empty: it merged cleanly). */
+  conflicts: string[];
 }
 export interface CrewStarted {
   crewId: string;
