@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'nod
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { noVerdict } from '../../src/cli/commands/loop.js';
 import { deniedBy, EXIT, worstExit } from '../../src/cli/exit.js';
 import { prepareExampleRepo } from '../../src/examples/prepare.js';
 import { tempDir } from '../support/tmp.js';
@@ -75,6 +76,45 @@ describe('an agent whose program is missing', () => {
     expect(r.stdout).not.toMatch(/refill: /);
     expect(r.stderr).toMatch(/school loop: this runner could not run crew .*no-such-student.*school doctor/);
   }, 180_000);
+});
+
+describe('school dispatch, with an agent whose program is missing', () => {
+  it('names it with the fix and exits 1, not 0', () => {
+    const cwd = join(dir.path, 'dispatch-missing-agent');
+    mkdirSync(cwd);
+    const example = readFileSync(join(ROOT, 'examples/school.yml'), 'utf8')
+      .replace("command: [node, examples/student.mjs, '{brief}']", "command: [no-such-student, '{brief}']")
+      .replace('issuesFile: examples/issues.json', `issuesFile: ${join(ROOT, 'examples/issues.json')}`);
+    writeFileSync(join(cwd, 'school.yml'), example);
+    prepareExampleRepo(join(cwd, '.school/example-repo'));
+    const fetched = school(
+      cwd,
+      'fetch',
+      '--issues-file',
+      join(ROOT, 'examples/issues.json'),
+      '--config',
+      'school.yml',
+    );
+    expect(fetched.code, fetched.stderr).toBe(0);
+    const r = school(cwd, 'dispatch', '--config', 'school.yml');
+    expect(r.stdout).toMatch(/planned [1-9]\d* crew\(s\)/);
+    expect(r.stderr).toMatch(
+      /school dispatch: \w+: .*`no-such-student` was not found on PATH.*school doctor says what this runner lacks/,
+    );
+    expect(r.code).toBe(EXIT.failed);
+  }, 180_000);
+});
+
+describe('a loop whose grading failed', () => {
+  it('says what failed where the verdicts would be, never "nothing to grade"', () => {
+    expect(noVerdict({ failed: 0, errors: [] })).toBe('nothing to grade this time');
+    expect(noVerdict({ failed: 2, errors: [{ jobKey: 'grade:c1', error: 'the judge crashed' }] })).toBe(
+      'no verdict: 2 grading job(s) failed, first grade:c1: the judge crashed',
+    );
+    expect(noVerdict({ fatal: 'scores.jsonl is corrupt', failed: 0, errors: [] })).toBe(
+      'no verdict: grading stopped: scores.jsonl is corrupt',
+    );
+  });
 });
 
 /** Root ignores permissions: the permission cases run as `nobody` (setpriv). */

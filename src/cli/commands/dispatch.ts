@@ -10,6 +10,7 @@ import type { Command } from '../commands.js';
 import { deniedBy, EXIT } from '../exit.js';
 import { cliContext } from '../context.js';
 import { auditActor } from '../../process/run-context.js';
+import { redactText } from '../../security/redact.js';
 
 const OPTIONS = verbOptions(['daemon', 'config'], ['plan-only', 'no-refill', 'run-only', 'dry-run']);
 
@@ -85,7 +86,13 @@ export const dispatchCommand: Command = {
       ),
     );
     let lost = 0;
+    // A daemon whose sandbox check refused the runner, or whose crew could not run here (a program
+    // missing), did nothing of its work: the environment failed, not the plan (./exit.ts).
+    const failed: string[] = [];
     for (const { daemon, r } of results) {
+      if (r.refused) failed.push(`${daemon}: the sandbox check refused this runner: ${r.refused}`);
+      if (r.infraStopped)
+        failed.push(`${daemon}: ${r.infraStopped}; school doctor says what this runner lacks`);
       const outcomes = r.finished.map((f) => `${f.crewId} ${f.outcome}`).join(', ') || 'none';
       process.stdout.write(
         `${daemon}: finished ${r.finished.length} (${outcomes}); refilled ${r.refilled.length}; adopted ${r.adopted.length}; lost ${r.lost.length}\n`,
@@ -98,7 +105,8 @@ export const dispatchCommand: Command = {
       process.stderr.write(
         `school dispatch: ${lost} crew(s) lost; launches are paused until \`school pause --clear\`\n`,
       );
-    return lost ? EXIT.failed : EXIT.done;
+    for (const line of failed) process.stderr.write(`school dispatch: ${redactText(line)}\n`);
+    return lost || failed.length ? EXIT.failed : EXIT.done;
   },
 };
 

@@ -242,7 +242,9 @@ function report(r: LoopResult, layout: StateLayout, exampleConfig?: string): str
   );
   for (const x of r.plan.refused.slice(0, 20)) lines.push(`  #${x.issue}: ${x.code} — ${x.reason}`);
   lines.push('', 'Verdicts:');
-  if (r.drain.verdicts.length === 0) lines.push('  (nothing to grade this time)');
+  // No verdict is "nothing to grade" only when grading did not fail: a failed or stopped drain says
+  // what failed (its line on stderr says the rest).
+  if (r.drain.verdicts.length === 0) lines.push(`  (${noVerdict(r.drain)})`);
   for (const v of r.drain.verdicts) {
     lines.push(
       `  #${v.issueNumber} ${v.crewId} ${v.accepted ? 'ACCEPTED' : 'REJECTED'} by ${v.decidedBy}: ${v.code}${v.reasons.length ? ` — ${v.reasons.join('; ')}` : ''}`,
@@ -273,4 +275,18 @@ function report(r: LoopResult, layout: StateLayout, exampleConfig?: string): str
   }
   lines.push('');
   return lines.join('\n');
+}
+
+/** Why a cycle has no verdict to show: grading stopped, its jobs failed, or there was nothing to grade. */
+export function noVerdict(d: {
+  fatal?: string | undefined;
+  failed: number;
+  errors: readonly { jobKey: string; error: string }[];
+}): string {
+  if (d.fatal) return `no verdict: grading stopped: ${redactText(d.fatal)}`;
+  if (d.failed > 0) {
+    const first = d.errors[0];
+    return `no verdict: ${d.failed} grading job(s) failed${first ? `, first ${first.jobKey}: ${redactText(first.error)}` : ''}`;
+  }
+  return 'nothing to grade this time';
 }
