@@ -240,7 +240,8 @@ function needsGuarded(wf: Workflow, job: Job): boolean {
  * pull-requests: write only where the grading outbox delivers; id-token: write only where the
  * package is published with provenance; no write-all, no other write scope.
  * Artifacts of the same run need no `actions: read`; only a download from another run does.
- * `actions: write` only in the job that starts the next cycle (dispatch-crew mode next-cycle).
+ * `actions: write` only in the job that starts the next cycle (dispatch-crew mode next-cycle) or
+ * plans (mode plan: its feedback scan reruns a failed check's jobs once).
  */
 export function leastPrivilege(wf: Workflow): string[] {
   const out: string[] = [];
@@ -271,9 +272,12 @@ export function leastPrivilege(wf: Workflow): string[] {
     }
     // id-token: write only where the npm package is published with provenance.
     const publishes = steps.some((s) => /npm publish --provenance/.test(s.run ?? ''));
-    // actions: write only where the loop starts its next cycle (workflow_dispatch).
+    // actions: write only where the loop starts its next cycle (workflow_dispatch), or where the plan's
+    // feedback scan reruns a failed check's jobs once (docs/delivery.md, "Failed CI").
     const startsNextCycle = steps.some(
-      (s) => /(^|\/)actions\/dispatch-crew$/.test(s.uses ?? '') && s.with?.mode === 'next-cycle',
+      (s) =>
+        /(^|\/)actions\/dispatch-crew$/.test(s.uses ?? '') &&
+        (s.with?.mode === 'next-cycle' || s.with?.mode === 'plan'),
     );
     for (const [scope, level] of Object.entries(p)) {
       if (level === 'write' && !['contents', 'issues', 'pull-requests'].includes(scope)) {
