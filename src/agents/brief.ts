@@ -49,7 +49,7 @@ export interface RevisionBrief extends Omit<RevisionPlan, 'feedback'> {
   /** The delivered diff; cut to `MAX_REVISION_DIFF` with a visible marker. */
   diff: string;
   feedback: ReadonlyArray<{
-    kind: 'review' | 'command' | 'ci';
+    kind: 'review' | 'command' | 'ci' | 'push';
     id: string;
     author: string;
     text: string;
@@ -175,7 +175,9 @@ function feedbackSection(r: RevisionBrief): string[] {
         ? `Review requesting changes by ${f.author} (${f.id})`
         : f.kind === 'command'
           ? `\`/school\` instruction by ${f.author} (${f.id})`
-          : `Failed CI (${f.id})`;
+          : f.kind === 'push'
+            ? `A push to the branch after the verdict (${f.id})`
+            : `Failed CI (${f.id})`;
     const lines = (f.lines ?? []).map(
       (l) => `${l.path}${l.line !== undefined ? `:${l.line}` : ''}: ${l.body}`,
     );
