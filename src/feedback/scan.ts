@@ -6,7 +6,6 @@ import { redactText } from '../security/redact.js';
 import { statusMarkerOf } from '../outbox/outbox.js';
 import type { CiExcused, CiRerun, FeedbackEvent, FeedbackState, Settled } from './log.js';
 import type { Author, FeedbackPort, RepoRole } from './port.js';
-import type { RefreshPlan } from '../schemas/crew.js';
 import { message } from '../errors.js';
 import { readChecks } from './ci-checks.js';
 
@@ -34,13 +33,12 @@ export interface Delivered {
   firstDeliveredAt?: string;
 }
 
-/** `drift`: the base moved under the pull request (src/feedback/drift.ts), answered by a refresh. */
-export type FeedbackKind = 'review' | 'command' | 'ci' | 'drift';
+export type FeedbackKind = 'review' | 'command' | 'ci' | 'push';
 export interface FeedbackItem {
   issue: number;
   pr: number;
   kind: FeedbackKind;
-  /** `review:<id>`, `comment:<id>`, `ci:<sha>`, `drift:<base sha>`. */
+  /** `review:<id>`, `comment:<id>`, `ci:<sha>`. */
   id: string;
   author: string;
   /** Sanitized and redacted: it becomes part of a prompt. */
@@ -51,8 +49,6 @@ export interface FeedbackItem {
    * revision starts from it, so a commit someone pushed to the branch is built on, not overwritten.
    */
   headSha: string;
-  /** Base drift: what the refresh merges (the head, the base and its commit); see RefreshPlan. */
-  refresh?: RefreshPlan;
 }
 export interface IgnoredFeedback {
   issue: number;
@@ -213,6 +209,8 @@ async function readPull(o: ScanOptions, r: ScanResult, d: Delivered, updatedAt: 
     r.events.push(event('pr.settled', `settled:${d.pr}`, s, o.now));
     return;
   }
+  // A head that is not the commit the school delivered: someone pushed (docs/delivery.md, "Merging").
+  if (pull.headSha && pull.headSha !== d.sha) headMoved(o, r, d, pull.headSha);
   const reviewsSeen: number[] = [];
   if (o.collect === 'all') {
     const known = new Set(o.state.watched[d.pr]?.reviews ?? []);
@@ -254,6 +252,34 @@ async function readPull(o: ScanOptions, r: ScanResult, d: Delivered, updatedAt: 
       ...(reviewsSeen.length ? { reviews: reviewsSeen } : {}),
     }),
   );
+}
+
+/**
+ * The judges accepted the commit the school delivered, not this head: the verdict is void for it.
+ * Recorded once per head (`pr.head-moved`; who pushed, the pull request does not say), and with
+ * `collect: 'all'` it is feedback too: a revision crew starts from the new head, told that someone
+ * pushed, and its commit is judged like every revision's before the school calls the work ready.
+ */
+function headMoved(o: ScanOptions, r: ScanResult, d: Delivered, sha: string) {
+  if (o.state.heads?.[d.pr]?.sha === sha) return;
+  r.events.push(
+    event(
+      'pr.head-moved',
+      `head-moved:${d.pr}:${sha}`,
+      { pr: d.pr, issue: d.issue, sha, judged: d.sha },
+      o.now,
+    ),
+  );
+  if (o.collect !== 'all') return;
+  r.feedback.push({
+    issue: d.issue,
+    pr: d.pr,
+    kind: 'push',
+    id: `push:${sha}`,
+    author: 'unknown',
+    text: `The branch's head moved to ${sha} after the school delivered ${d.sha}, the commit the judges accepted; who pushed is not known. The verdict does not hold for the new head, and the work is not ready until it is judged again: check the pushed change against the issue and its tests, keep what is right and make the work complete and passing on top of it.`,
+    headSha: sha,
+  });
 }
 
 async function readComments(
