@@ -95,7 +95,7 @@ export function renderWorkflow(o: {
     '      pull-requests: write # accepted work delivered as pull requests; reviews read',
     "      checks: read # the feedback scan reads the check runs of a delivered pull request's head",
     '      statuses: read # and its commit statuses (CI outside GitHub Actions)',
-    '      actions: write # lease reconciliation asks whether a crew job still runs; failed CI job logs; the next cycle starts at once',
+    '      actions: write # lease reconciliation asks whether a crew job still runs; failed CI job logs and reruns; the next cycle starts at once',
     '',
   ].join('\n');
 }
