@@ -285,7 +285,8 @@ function runnerSteps(
 }
 
 export const initCommand: Command = {
-  summary: 'init [--dir DIR] [--force]: write school.yml and the caller workflow; say what comes next',
+  summary:
+    'init [--dir DIR] [--ref REF] [--self-hosted] [--force]: write school.yml and the caller workflow pinned to a ref that exists; say what comes next',
   async run(argv) {
     const values = parseVerb(
       'init',
