@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { EXIT } from '../../src/cli/exit.js';
+import { tempDir } from '../support/tmp.js';
 
 /**
  * The numbers and commands the README and docs/ state, checked against what they describe, as the
@@ -122,6 +123,8 @@ describe('exit codes', () => {
 });
 
 describe('the package size', () => {
+  const home = tempDir('school-docs-npm-');
+  afterAll(() => home.cleanup());
   it('docs/workflows.md states it within the margin it states, as npm pack counts it', () => {
     const text = read('docs/workflows.md');
     const m =
@@ -133,7 +136,8 @@ describe('the package size', () => {
     const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '', HOME: ROOT, npm_config_update_notifier: 'false' },
+      // A HOME of its own: npm keeps its cache and logs there, never in the checkout.
+      env: { PATH: process.env.PATH ?? '', HOME: home.path, npm_config_update_notifier: 'false' },
     });
     expect(r.status, r.stderr).toBe(0);
     const [info] = JSON.parse(r.stdout) as Array<{ size: number; unpackedSize: number }>;
