@@ -1,6 +1,7 @@
 import type { ContestLine } from './contests.js';
 import type { SchoolAlert } from './alerts.js';
 import type { BudgetStanding } from '../dispatch/budgets.js';
+import type { ReviewLoad } from '../dispatch/back-pressure.js';
 import type { CrewRegistry } from '../dispatch/registry.js';
 import type { SchoolState } from '../dispatch/school-log.js';
 import type { SpendState } from '../dispatch/spend.js';
@@ -206,6 +207,12 @@ export interface SchoolView {
    * verification, a program missing from the sandbox. Absent when there are none.
    */
   alerts?: SchoolAlert[];
+  /**
+   * Back-pressure on review (src/dispatch/back-pressure.ts): the delivered pull requests waiting for
+   * review, the new issues in progress, the limits and the agents they hold, with the line the
+   * plan prints. Absent while no delivered pull request waits.
+   */
+  review?: ReviewLoad & { line: string };
   /** Launch pauses in force (any one blocks new launches) and the last time they were cleared. */
   pauses: { active: PauseEntry[]; lastCleared?: { at: string; reason: string } };
   /**
@@ -262,7 +269,10 @@ export interface BoardSources {
   school?: SchoolState;
   spend?: SpendState;
   /** Delivered work by issue (an unreadable outbox only drops the links). */
-  deliveries: ReadonlyMap<number, { branch: string; pullRequest?: { url: string } }>;
+  deliveries: ReadonlyMap<
+    number,
+    { branch: string; pullRequest?: { url: string; number: number }; crewId: string }
+  >;
   problems: StateProblem[];
 }
 

@@ -111,6 +111,8 @@ export function controlMarkdown(view: SchoolView): string {
     (p) =>
       `**PAUSED** since ${mdCell(p.since)}${p.source ? ` (${mdCell(p.source)})` : ''}: ${mdCell(p.reason)}`,
   );
+  if (view.review)
+    lines.push(`**${mdCell(view.review.line[0]!.toUpperCase() + view.review.line.slice(1))}**`);
   lines.push(`Spend: ${mdCell(spendLine(view.spend))}`);
   for (const b of view.budgets) lines.push(`Budget: ${mdCell(budgetLine(b))}`);
   lines.push(`Grading queue: ${view.queue.depth} waiting, ${view.queue.deadLetters} dead letter(s)`);

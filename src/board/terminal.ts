@@ -79,6 +79,7 @@ export function renderTerminal(view: SchoolView): string {
     }
     out.push('  New launches wait until the pause is cleared (`school pause --clear`).');
   }
+  if (view.review) out.push('', `${view.review.line[0]!.toUpperCase()}${view.review.line.slice(1)}`);
   out.push('', `Spend: ${spendLine(view.spend)}`);
   if (view.budgets.length) out.push('Budgets', ...view.budgets.map((b) => `  ${budgetLine(b)}`));
   out.push(`Grading queue: ${view.queue.depth} waiting, ${view.queue.deadLetters} dead letter(s)`);

@@ -11,6 +11,7 @@ import { daemonLoads, leaderCells, leaderRows, queued } from './domains.js';
 import { buildLanes, cleanText } from './lanes.js';
 import { humanFigures, humanScore, type HumanFigures } from './humans.js';
 import { ignoredFeedback } from '../feedback/revisions.js';
+import { openPullRequests, reviewLine, reviewLoad } from '../dispatch/back-pressure.js';
 import {
   IGNORED_SHOWN,
   LANES,
@@ -118,10 +119,24 @@ export function viewOf(
       ...(spend ? { spend } : {}),
       ...(curriculum ? { curriculum } : {}),
     }),
+    ...reviewOf(config, sources),
     pauses: { active, ...(school?.lastCleared ? { lastCleared: school.lastCleared } : {}) },
     ...(abridged !== undefined ? { abridged: { itemsPerLane: abridged } } : {}),
   };
   return redactView(view);
+}
+
+/**
+ * Back-pressure on review, as the plan counts it (src/dispatch/back-pressure.ts): shown while a
+ * delivered pull request waits. Unread feedback cannot tell merged from open: nothing is shown.
+ */
+function reviewOf(config: SchoolConfig, sources: BoardSources): Pick<SchoolView, 'review'> {
+  const { feedback, registry } = sources;
+  if (!feedback || !registry) return {};
+  const open = openPullRequests(sources.deliveries, (pr) => feedback.settled[pr] !== undefined);
+  if (open.length === 0) return {};
+  const load = reviewLoad(config, open, registry);
+  return { review: { ...load, line: reviewLine(load) } };
 }
 
 /** The pauses in force, their reasons cleaned for the board. */
