@@ -108,7 +108,9 @@ describe('a crew’s life in a real worktree', () => {
     await plan(s, [{ crewId: 'c4-hang', issue: 4, agent: 'hanger' }]);
     const t = performance.now();
     const r = await runCrew(await spec(s, 'c4-hang'), { logger: silentLogger });
-    expect(performance.now() - t).toBeLessThan(15_000);
+    // Killed at its 1 s timeout, not left to hang: the bound covers the crew's own git and bookbag
+    // work on a loaded machine, where 15 s was reached.
+    expect(performance.now() - t).toBeLessThan(60_000);
     expect(r.outcome).toBe('timed_out');
     const [leader, child] = readFileSync(join(s.root, 'hang.pid'), 'utf8').trim().split('\n').map(Number);
     expect(isRunning(leader!)).toBe(false);
@@ -122,7 +124,7 @@ describe('a crew’s life in a real worktree', () => {
     expect(readJsonl<{ key: string }>(s.layout.file('grading')).records.map((j) => j.key)).toEqual([
       'grade:4:c4-hang',
     ]);
-  });
+  }, 180_000);
 
   it('a student that leaves ignored files and a background process: teardown cleans up and records alerts', async () => {
     // Unconfined: the marker sweep of a process that left its group (the sandbox's PID namespace ends

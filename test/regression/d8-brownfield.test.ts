@@ -50,8 +50,10 @@ describe('D8 brownfield', () => {
     expect(ends).toHaveLength(6);
     // The bound is the timeout plus grace plus the crew's own set-up and teardown (git, bookbag),
     // which a loaded machine stretches; a crew that were never killed would hang forever.
-    for (const e of ends) expect(e.data.durationMs!).toBeLessThan(2_000 + 300 + 25_000);
-    expect(wallMs).toBeLessThan(6 * 2_000 + 60_000);
+    // A hanging student never ends by itself, so any bound proves the kill; 60 s leaves a loaded
+    // machine room (the sum of six crews' set-ups was once over the 72 s allowed here).
+    for (const e of ends) expect(e.data.durationMs!).toBeLessThan(2_000 + 300 + 60_000);
+    expect(wallMs).toBeLessThan(6 * (2_000 + 300 + 60_000));
     // One wave at a time: the three first crews all started before the first one finished.
     const order = readJsonl<{ type: string }>(s.layout.file('crews'))
       .records.map((e) => e.type)
@@ -60,7 +62,7 @@ describe('D8 brownfield', () => {
     // Timed-out work is graded (the bookbag says why) and the school is clean afterwards.
     expect(r.drain.rejected).toBe(6);
     assertClean(s);
-  }, 90_000);
+  }, 420_000);
 
   it('N8.1 `node: command not found` on an Orca daemon fails closed at once: nothing leased, reason printed', async () => {
     s = makeSchool({ worktrees: 1 });
@@ -120,7 +122,9 @@ describe('D8 brownfield', () => {
       child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
       child.on('close', (code) => resolve({ code, stdout }));
     });
-    expect(performance.now() - started).toBeLessThan(15_000);
+    // At once: no wait for a timeout (the classroom's probe waits far longer); 60 s covers a loaded
+    // machine's process start, where 15 s was within reach.
+    expect(performance.now() - started).toBeLessThan(60_000);
     expect(out.code).not.toBe(0);
     const res = JSON.parse(out.stdout.trim().split('\n').at(-1)!);
     expect(res.ok).toBe(false);
@@ -130,7 +134,7 @@ describe('D8 brownfield', () => {
     const reg = readCrewState(s.layout).registry;
     expect(Object.keys(reg.leases)).toEqual([]);
     expect(reg.crews[crews[0]!]!.status).toBe('planned');
-  }, 60_000);
+  }, 120_000);
 
   it('N8.1 a worktree left dirty by a crew is cleaned and alerted; the next crew on that slot passes pre-verify', async () => {
     // Unconfined: the sweep of a process that outlived its student (inside the sandbox the PID

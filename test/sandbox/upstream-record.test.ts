@@ -174,7 +174,10 @@ describe('the key proxy records what the API answered', () => {
       const limited = await ask('/v1/messages');
       expect(limited.status).toBe(429);
       expect(JSON.parse(limited.body)).toEqual({ error: { type: 'insufficient_quota', message: 'quota' } });
-      await new Promise((r) => setTimeout(r, 50));
+      // The record is written as the answer streams back: wait for both (a fixed 50 ms sleep was a
+      // guess a loaded machine can miss).
+      for (let i = 0; i < 600 && record.answers().length < 2; i++)
+        await new Promise((r) => setTimeout(r, 50));
       const [ok, limit] = record.answers();
       expect(ok).toMatchObject({ status: 200, path: '/v1/models' });
       expect(ok!.kind).toBeUndefined();
