@@ -17,7 +17,9 @@ describe('D1 input boundary (whole loop)', () => {
   let result: Awaited<ReturnType<typeof loop>>;
 
   beforeAll(async () => {
-    s = makeSchool({ worktrees: 2, timeout: 20, verify: true });
+    // A crew's timeout far above what its student and verification take on a loaded machine (20 s
+    // left it little room): these tests are about state, not about timeouts.
+    s = makeSchool({ worktrees: 2, timeout: 120, verify: true });
     s.config.dispatch.maxCrews = 3;
     s.config.dispatch.minFreeDiskGiB = 0;
     const bidi = '\u202eexe.txt\u202c \u2066hidden\u2069 \u200f';

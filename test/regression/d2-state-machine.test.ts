@@ -24,7 +24,9 @@ describe('D2 state machine (wired queue, bookbags, ledger)', () => {
   let second: Awaited<ReturnType<typeof loop>>;
 
   beforeAll(async () => {
-    s = makeSchool({ worktrees: 2, timeout: 20 });
+    // A crew's timeout far above what its student and verification take on a loaded machine (20 s
+    // left it little room): these tests are about state, not about timeouts.
+    s = makeSchool({ worktrees: 2, timeout: 120 });
     s.config.dispatch.maxCrews = 2;
     s.config.dispatch.minFreeDiskGiB = 0;
     const source = writeIssues(s, [

@@ -14,7 +14,9 @@ let s: School | undefined;
 afterEach(() => s?.cleanup());
 
 async function school(n: number, over: (s: School) => void = () => {}): Promise<School> {
-  s = makeSchool({ worktrees: 2, timeout: 20 });
+  // A crew's timeout far above what its student and verification take on a loaded machine (20 s
+  // left it little room): these tests are about state, not about timeouts.
+  s = makeSchool({ worktrees: 2, timeout: 120 });
   s.config.dispatch.minFreeDiskGiB = 0;
   s.config.dispatch.maxCrews = 8;
   over(s);
