@@ -1,4 +1,5 @@
 import { contestLine } from './contests.js';
+import { controlLine } from './controls.js';
 import { h } from './escape.js';
 import { budgetLine } from '../dispatch/budgets.js';
 import {
@@ -177,7 +178,10 @@ function leaderboard(view: SchoolView): string {
   const contests = view.contests?.length
     ? `<h3>Contests</h3><ul data-testid="contests">${view.contests.map((c) => `<li>${h(contestLine(c))}</li>`).join('')}</ul>`
     : '';
-  return `<section class="block" id="leaderboard"><h2>Leaderboard</h2>${overall}${humanLine}${contests}${ignored}${perCell}</section>`;
+  const controls = view.controls?.length
+    ? `<h3>Stopped and steered</h3><ul data-testid="controls">${view.controls.map((c) => `<li>${h(controlLine(c))}</li>`).join('')}</ul>`
+    : '';
+  return `<section class="block" id="leaderboard"><h2>Leaderboard</h2>${overall}${humanLine}${contests}${ignored}${controls}${perCell}</section>`;
 }
 
 function daemons(view: SchoolView): string {

@@ -1,4 +1,5 @@
 import type { ContestLine } from './contests.js';
+import type { ControlLine } from './controls.js';
 import type { SchoolAlert } from './alerts.js';
 import type { BudgetStanding } from '../dispatch/budgets.js';
 import type { ReviewLoad } from '../dispatch/back-pressure.js';
@@ -192,6 +193,8 @@ export interface SchoolView {
    * unlisted bot, `/school` without an instruction), newest first, at most `IGNORED_SHOWN`.
    */
   feedbackIgnored?: IgnoredItem[];
+  /** Who stopped or steered which crew, newest first (src/board/controls.ts); absent when none. */
+  controls?: ControlLine[];
   /** Contests the judges decided, newest first (src/board/contests.ts); absent when none. */
   contests?: ContestLine[];
   spend: { spentUsd: number; capUsd?: number; reached: boolean; fraction?: number };

@@ -1,4 +1,5 @@
 import { contestLine } from './contests.js';
+import { controlLine } from './controls.js';
 import { escapeCell } from '../curriculum/summary.js';
 import { budgetLine } from '../dispatch/budgets.js';
 import {
@@ -144,7 +145,10 @@ export function leaderboardMarkdown(view: SchoolView, limit = 10): string {
   const contests = view.contests?.length
     ? `\n\nContests:  \n${view.contests.map((c) => mdCell(contestLine(c))).join('  \n')}`
     : '';
-  return (line ? `${table}\n\nBy humans: ${mdCell(line)}` : table) + contests + ignored;
+  const controls = view.controls?.length
+    ? `\n\nStopped and steered:  \n${view.controls.map((c) => mdCell(controlLine(c))).join('  \n')}`
+    : '';
+  return (line ? `${table}\n\nBy humans: ${mdCell(line)}` : table) + contests + ignored + controls;
 }
 
 /** What each agent's work cost per domain, with the trend; every cell through `mdCell`. */

@@ -1,4 +1,5 @@
 import { contestLine } from './contests.js';
+import { controlLine } from './controls.js';
 import { renderText } from '../grading/report.js';
 import { redactText } from '../security/redact.js';
 import { budgetLine } from '../dispatch/budgets.js';
@@ -148,6 +149,8 @@ export function renderTerminal(view: SchoolView): string {
   if (view.contests?.length) out.push('', 'Contests', ...view.contests.map((c) => `  ${contestLine(c)}`));
   if (view.feedbackIgnored?.length)
     out.push('', 'Feedback ignored', ...view.feedbackIgnored.map((f) => `  ${ignoredLine(f)}`));
+  if (view.controls?.length)
+    out.push('', 'Stopped and steered', ...view.controls.map((c) => `  ${controlLine(c)}`));
   if (view.pauses.lastCleared) {
     out.push('', `Last pause cleared ${view.pauses.lastCleared.at}: ${view.pauses.lastCleared.reason}`);
   }

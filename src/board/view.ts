@@ -4,6 +4,7 @@ import type { CrewRegistry } from '../dispatch/registry.js';
 import { redact, redactText } from '../security/redact.js';
 import { schoolAlerts } from './alerts.js';
 import type { StateLayout } from '../state/layout.js';
+import { controlLines } from './controls.js';
 import { budgetStandings } from '../dispatch/budgets.js';
 import { loadBoardSources } from './board-fold.js';
 import { costTable } from './costs.js';
@@ -40,7 +41,9 @@ export function buildView(
   const view = viewOf(loadBoardSources(layout), layout.root, config, now, options);
   // The school's own failures (a red base, an environment that failed a verification): ./alerts.ts.
   const alerts = schoolAlerts(layout);
-  return alerts.length ? { ...view, alerts } : view;
+  // Who stopped or steered which crew (./controls.ts).
+  const controls = controlLines(layout);
+  return { ...view, ...(alerts.length ? { alerts } : {}), ...(controls.length ? { controls } : {}) };
 }
 
 /**
