@@ -49,7 +49,7 @@ export interface RevisionBrief extends Omit<RevisionPlan, 'feedback'> {
   /** The delivered diff; cut to `MAX_REVISION_DIFF` with a visible marker. */
   diff: string;
   feedback: ReadonlyArray<{
-    kind: 'review' | 'command' | 'ci' | 'push';
+    kind: 'review' | 'command' | 'ci' | 'push' | 'drift';
     id: string;
     author: string;
     text: string;
@@ -140,6 +140,7 @@ export function renderBrief(b: BriefInput): string {
     ...evidenceSection(h.evidence),
     ...observationSection(h.observations),
     ...(h.revision ? deliveredSection(h.revision) : []),
+    ...(h.revision?.refresh ? [refreshNote(h.revision.refresh), ''] : []),
     ...(h.revision ? feedbackSection(h.revision) : []),
   ].join('\n');
 }
@@ -177,7 +178,9 @@ function feedbackSection(r: RevisionBrief): string[] {
           ? `\`/school\` instruction by ${f.author} (${f.id})`
           : f.kind === 'push'
             ? `A push to the branch after the verdict (${f.id})`
-            : `Failed CI (${f.id})`;
+            : f.kind === 'drift'
+              ? `The base branch moved: refresh (${f.id})`
+              : `Failed CI (${f.id})`;
     const lines = (f.lines ?? []).map(
       (l) => `${l.path}${l.line !== undefined ? `:${l.line}` : ''}: ${l.body}`,
     );
@@ -185,6 +188,14 @@ function feedbackSection(r: RevisionBrief): string[] {
     out.push(`### ${what}`, '', dataBlock(text || '(no text)'), '');
   }
   return out;
+}
+
+/**
+ * A refresh round (docs/delivery.md, "Refresh"): the worktree holds the school's merge of the base
+ * into the delivered change, so the crew resolves what is marked rather than merging by itself.
+ */
+function refreshNote(f: NonNullable<RevisionBrief['refresh']>): string {
+  return `This round is a refresh: \`${f.base}\` moved to \`${f.baseSha}\`, and the worktree starts from the school's merge of it into the pull request's head \`${f.head}\`${f.conflicts.length ? `, with conflict markers left in ${f.conflicts.map((p) => `\`${p}\``).join(', ')}: resolve each one, keeping what \`${f.base}\` changed and what the issue asks for` : ' (it merged cleanly): check that the change still works with what it brought in'}.`;
 }
 
 /**
@@ -197,6 +208,7 @@ export function renderRevision(r: RevisionBrief): string {
     '',
     `People reviewed the change you delivered (pull request #${r.pr}, branch \`${r.branch}\`). The worktree now starts from the branch head \`${r.headSha}\`. Answer the feedback below by changing the worktree, under the same rules as before.`,
     '',
+    ...(r.refresh ? [refreshNote(r.refresh), ''] : []),
     ...feedbackSection(r),
   ].join('\n');
 }

@@ -52,7 +52,14 @@ export interface PreVerifyInput {
 export async function preVerifySlot(place: CrewPlace, i: PreVerifyInput, dirty: () => void): Promise<void> {
   const { spec, crew, classroom } = place;
   // A revision starts from its pull request's head: a shallow checkout fetches exactly it.
-  const missing = crew.revision && (await ensureRevisionBase(spec.config.repoPath, spec.baseSha));
+  const refresh = crew.revision?.refresh;
+  const missing =
+    crew.revision &&
+    (await ensureRevisionBase(
+      spec.config.repoPath,
+      spec.baseSha,
+      refresh && { plan: refresh, author: spec.config.delivery.author },
+    ));
   if (missing) throw new AbortCrew(missing);
   const findings = await classroom.prepare(i.slot, spec.baseSha);
   if (!findings.length) return;

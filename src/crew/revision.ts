@@ -2,7 +2,8 @@ import type { RevisionBrief } from '../agents/brief.js';
 import { readBookbag } from '../bookbag/store.js';
 import { message } from '../errors.js';
 import { feedbackFor } from '../feedback/revisions.js';
-import type { RevisionPlan } from '../schemas/crew.js';
+import type { RefreshPlan, RevisionPlan } from '../schemas/crew.js';
+import { ensureRefreshBase } from '../delivery/refresh-base.js';
 import type { StateLayout } from '../state/layout.js';
 import { runGit } from '../process/git.js';
 
@@ -32,6 +33,7 @@ export async function revisionBrief(
     branch: plan.branch,
     headSha: plan.headSha,
     revises: plan.revises,
+    ...(plan.refresh ? { refresh: plan.refresh } : {}),
     diff,
     feedback: feedbackFor(layout, plan.feedback).map((f) => ({
       kind: f.kind,
@@ -48,7 +50,14 @@ export async function revisionBrief(
  * Actions) may not hold: fetch exactly that commit, without a token (a crew job holds none). Returns
  * why the crew cannot start when the commit cannot be had, in words that say what to do.
  */
-export async function ensureRevisionBase(repoPath: string, sha: string): Promise<string | undefined> {
+export async function ensureRevisionBase(
+  repoPath: string,
+  sha: string,
+  refresh?: { plan: RefreshPlan; author: { name: string; email: string } },
+): Promise<string | undefined> {
+  // A refresh starts from the school's merge of the base into the head, which no remote holds: a
+  // checkout without it makes it again from the two (src/delivery/refresh-base.ts).
+  if (refresh) return ensureRefreshBase(repoPath, sha, refresh.plan, refresh.author);
   if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha))
     return `the revision's head "${sha.slice(0, 80)}" is not a commit id`;
   const has = async () =>

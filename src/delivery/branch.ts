@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { runGit, type GitOptions } from '../process/git.js';
 import { indexFiles } from '../process/patch-files.js';
 import { DeliveredTreeError, DeliveryError } from './errors.js';
+import { refreshParents } from './refresh-base.js';
 
 /**
  * The delivered branch: one commit on the crew's base holding its patch, made with git plumbing on a
@@ -79,7 +80,11 @@ export async function commitPatch(c: CommitInput): Promise<string> {
       );
     const tree = await gitOut(['write-tree'], { cwd: c.repoPath, env });
     await sameAsWorktree(c.repoPath, c.baseSha, tree, c.diff);
-    return await gitOut(['commit-tree', tree, '-p', c.baseSha, '-F', '-'], {
+    // A refresh crew started from the school's merge of the base into the head: its commit is that
+    // merge, completed — parents [head, base], the crew's tree — so the branch contains the new base
+    // and moves as a fast-forward of its head (./refresh-base.ts).
+    const parents = (await refreshParents(c.repoPath, c.baseSha)) ?? [c.baseSha];
+    return await gitOut(['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'], {
       cwd: c.repoPath,
       input: c.message,
       env: {

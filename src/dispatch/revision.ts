@@ -1,4 +1,4 @@
-import type { CrewOutcome, RevisionPlan } from '../schemas/crew.js';
+import type { CrewOutcome, RefreshPlan, RevisionPlan } from '../schemas/crew.js';
 import type { CrewRecord, CrewRegistry } from './registry.js';
 
 /**
@@ -17,8 +17,12 @@ export interface RevisionRequest {
   revises: string;
   /** The commit that delivery pushed. */
   deliveredSha: string;
-  /** Trusted feedback recorded for the pull request: id, when it was read, the head then. */
-  feedback: ReadonlyArray<{ id: string; at: string; headSha: string }>;
+  /**
+   * Trusted feedback recorded for the pull request: id, when it was read, the head then. Base drift
+   * (`drift:…`, src/feedback/drift.ts) carries its refresh: its head is the school's merge of the
+   * base into the pull request's head.
+   */
+  feedback: ReadonlyArray<{ id: string; at: string; headSha: string; refresh?: RefreshPlan }>;
 }
 
 export type RevisionDecision =
@@ -52,20 +56,28 @@ export function decideRevision(
   if (bound <= 0) return { kind: 'none' };
   const rounds = revisionRounds(registry, req.pr);
   const answered = new Set(rounds.flatMap((c) => c.revision?.feedback ?? []));
-  const open = req.feedback.filter((f) => !answered.has(f.id));
+  const delivered = registry.crews[req.revises];
+  // Drift measured before the delivered crew finished speaks of a head the branch no longer has: its
+  // merge would not build on the branch. The next drift check measures the new head.
+  const stale = (f: RequestFeedback) =>
+    !!f.refresh && delivered?.finishedAt !== undefined && f.at <= delivered.finishedAt;
+  const open = req.feedback.filter((f) => !answered.has(f.id) && !stale(f));
   if (open.length === 0) return { kind: 'none' };
   if (rounds.length >= bound)
     return {
       kind: 'stopped',
       reason: `${rounds.length} revision round(s) of pull request #${req.pr} ran (delivery.revisions: ${bound}); the school does not revise it again — a person takes it from here`,
     };
-  const delivered = registry.crews[req.revises];
   if (!delivered) return { kind: 'none' };
   // Feedback read before the delivered crew finished speaks of an older head: the branch now holds
   // that crew's commit, so the revision starts there.
-  const latest = [...open].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))[0]!;
-  const headSha =
-    delivered.finishedAt !== undefined && latest.at <= delivered.finishedAt
+  const latest = newest(open)!;
+  // A refresh starts from its merge of the base into the head (the newest drift's): feedback read on
+  // that head is answered there too, with the base brought in.
+  const refresh = newest(open, true);
+  const headSha = refresh
+    ? refresh.headSha
+    : delivered.finishedAt !== undefined && latest.at <= delivered.finishedAt
       ? req.deliveredSha
       : latest.headSha;
   return {
@@ -79,6 +91,16 @@ export function decideRevision(
       headSha,
       revises: req.revises,
       feedback: open.map((f) => f.id).sort(),
+      ...(refresh?.refresh ? { refresh: refresh.refresh } : {}),
     },
   };
+}
+
+type RequestFeedback = RevisionRequest['feedback'][number];
+
+/** The newest feedback (of the refreshes only, with `refresh`), by when it was read. */
+function newest(fs: readonly RequestFeedback[], refresh = false): RequestFeedback | undefined {
+  return [...fs]
+    .filter((f) => !refresh || f.refresh)
+    .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))[0];
 }

@@ -1,5 +1,5 @@
 import type { SchoolConfig } from '../config/schema.js';
-import { makeRefreshBase } from '../crew/refresh-base.js';
+import { makeRefreshBase } from '../delivery/refresh-base.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import { runGit } from '../process/git.js';
@@ -20,7 +20,7 @@ import type { Delivered, FeedbackItem } from './scan.js';
  * a base move costs two per open pull request.
  *
  * A conflict (`mergeable: false`), or more than `delivery.refreshBehindBy` commits behind, is drift:
- * the school merges the base into the head (src/crew/refresh-base.ts, conflicts left marked) and
+ * the school merges the base into the head (src/delivery/refresh-base.ts, conflicts left marked) and
  * records trusted feedback `drift:<pr>:<base sha>:<head>` whose head is that merge, so planning gives
  * the pull request a refresh round like any revision (src/dispatch/revision.ts): the same agent, its
  * session resumed where it can be, counted in `delivery.revisions`. One refresh per base commit and

@@ -24,7 +24,12 @@ export function revisionRequests(layout: StateLayout, feedback?: FeedbackState):
       branch: d.branch,
       revises: d.crewId,
       deliveredSha: d.sha,
-      feedback: mine.map((f) => ({ id: f.id, at: f.at, headSha: f.headSha })),
+      feedback: mine.map((f) => ({
+        id: f.id,
+        at: f.at,
+        headSha: f.headSha,
+        ...(f.refresh ? { refresh: f.refresh } : {}),
+      })),
     });
   }
   return out;

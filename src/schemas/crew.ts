@@ -191,7 +191,7 @@ export interface RevisionPlan {
 
 /**
  * A refresh on base drift (docs/delivery.md, "Refresh"): the pull request's head and its base's new
- * commit merged by the school (src/crew/refresh-base.ts) into the commit the crew starts from —
+ * commit merged by the school (src/delivery/refresh-base.ts) into the commit the crew starts from —
  * `headSha` of its round, parents [head, baseSha], conflicts left marked for the crew to resolve.
  * Delivery commits the crew's tree with those two parents, so the pull request contains the base.
  */
