@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -400,6 +404,131 @@ export class GitHubFake {
 
   resetLog(): void {
     this.requests.length = 0;
+  }
+
+  // ---- Failed CI: reruns of Actions jobs and the base's checks (docs/delivery.md, "Failed CI") ----
+  // `POST /actions/runs/{id}/rerun-failed-jobs` and `POST /actions/jobs/{id}/rerun` start a new
+  // attempt: a new check run (a new id) of the same name on the same commit, which the check-runs
+  // list shows in place of the failed one (GitHub's `filter=latest`). They need `actions: write`.
+  /** Each token's `actions` permission; a token not listed has its issues permission. */
+  readonly actionsPermission = new Map<string, Permission>();
+  /**
+   * How a rerun attempt ends: a conclusion, or `pending` (it stays in progress; the test completes
+   * it). Default: as the failed attempt did — a real failure fails again.
+   */
+  rerunResult: (run: FakeCheckRun) => FakeCheckRun['conclusion'] | 'pending' = (run) => run.conclusion;
+  /** Reruns asked and accepted, as the request named them. */
+  readonly reruns: Array<{ runId?: number; jobId?: number }> = [];
+
+  /** The newest check run of each name on a commit (what `filter=latest` lists). */
+  latestCheckRuns(sha: string): FakeCheckRun[] {
+    const latest = new Map<string, FakeCheckRun>();
+    for (const r of this.checkRuns)
+      if (r.head_sha === sha && (latest.get(r.name)?.id ?? -1) < r.id) latest.set(r.name, r);
+    return [...latest.values()];
+  }
+
+  /** A new attempt of a failed check run, ended as `rerunResult` says. */
+  rerunCheck(run: FakeCheckRun): FakeCheckRun {
+    const result = this.rerunResult(run);
+    const { id: _old, ...rest } = run;
+    return this.addCheckRun({
+      ...rest,
+      status: result === 'pending' ? 'in_progress' : 'completed',
+      conclusion: result === 'pending' ? null : result,
+    });
+  }
+
+  /** A pull request's base head as GitHub reports it (`base.sha`). */
+  baseOf(p: GitHubFake['pulls'][number]): string {
+    return this.branchHead?.(p.base) ?? p.baseSha ?? this.refs.get(`heads/${p.base}`) ?? '0'.repeat(40);
+  }
+
+  // ---- Base drift: `GET /compare/{base}...{head}` and moving a base branch (refresh crews) ----
+  // GitHub answers a comparison from the repository; a test with a real origin (a bare repository)
+  // sets `origin`, and the fake asks git there, as GitHub would: `behind_by` is the base's commits
+  // the head lacks, `ahead_by` the head's the base lacks. `moveBranch` is someone pushing to the
+  // base: a real commit on origin, after which GitHub computes each open pull request's
+  // mergeability again (a conflict found by git's own merge).
+  /** The bare repository GitHub's answers about commits are read from. */
+  origin?: string;
+
+  private originGit(...args: string[]): string {
+    if (!this.origin) throw new FakeHttpError(404, 'Not Found');
+    return execFileSync('git', args, {
+      cwd: this.origin,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).trim();
+  }
+
+  /** `GET /compare/{base}...{head}` as GitHub answers it, from `origin`. */
+  compareJson(base: string, head: string): Record<string, unknown> {
+    const sha = (ref: string) => {
+      try {
+        return this.originGit('rev-parse', '--verify', '--quiet', `${ref}^{commit}`);
+      } catch {
+        throw new FakeHttpError(404, 'Not Found');
+      }
+    };
+    const b = sha(base);
+    const h = sha(head);
+    const behind = Number(this.originGit('rev-list', '--count', `${h}..${b}`));
+    const ahead = Number(this.originGit('rev-list', '--count', `${b}..${h}`));
+    const status =
+      behind === 0 && ahead === 0
+        ? 'identical'
+        : behind === 0
+          ? 'ahead'
+          : ahead === 0
+            ? 'behind'
+            : 'diverged';
+    return {
+      status,
+      ahead_by: ahead,
+      behind_by: behind,
+      total_commits: ahead,
+      base_commit: { sha: b },
+      merge_base_commit: { sha: this.originGit('merge-base', b, h) },
+    };
+  }
+
+  /**
+   * Someone pushes a commit to `branch` on origin writing `files`; every open pull request based on
+   * it is computed again (`mergeable: null` at the next read, then whether git's merge conflicts).
+   * Returns the new commit.
+   */
+  moveBranch(branch: string, files: Record<string, string>, message = 'Move the base'): string {
+    const dir = mkdtempSync(join(tmpdir(), 'fake-origin-'));
+    const run = (...args: string[]) =>
+      execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    try {
+      run('clone', '-q', '--branch', branch, this.origin ?? '', '.');
+      for (const [path, text] of Object.entries(files)) {
+        mkdirSync(dirname(join(dir, path)), { recursive: true });
+        writeFileSync(join(dir, path), text);
+      }
+      run('add', '-A');
+      run('-c', 'user.name=Someone', '-c', 'user.email=someone@example.test', 'commit', '-q', '-m', message);
+      run('push', '-q', 'origin', `HEAD:refs/heads/${branch}`);
+      const sha = run('rev-parse', 'HEAD');
+      for (const p of this.pulls) if (p.state === 'open' && p.base === branch) this.remeasure(p.number);
+      return sha;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** GitHub computes a pull request's mergeability again, by git's merge of its head and base. */
+  remeasure(pr: number): void {
+    const p = this.mustPull(pr);
+    let conflict = false;
+    try {
+      this.originGit('merge-tree', '--write-tree', `refs/heads/${p.base}`, this.headOf(p));
+    } catch {
+      conflict = true; // exit 1: the merge has conflicts
+    }
+    this.conflictPull(pr, conflict);
   }
 
   // ---- Failed CI: reruns of Actions jobs and the base's checks (docs/delivery.md, "Failed CI") ----
@@ -909,6 +1038,12 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
       if (!body.sha) return apiError(422, 'Validation Failed: sha is required');
       fake.refs.set(ref, body.sha);
       return HttpResponse.json(refJson(ref, body.sha));
+    }),
+    // Base drift (the block of GitHubFake above): a comparison answered from origin.
+    route('get', '/repos/:owner/:repo/compare/:basehead', 'read', ({ params }) => {
+      const m = /^(.+?)\.\.\.(.+)$/.exec(decodeURIComponent(params.basehead ?? ''));
+      if (!m) return apiError(404, 'Not Found');
+      return HttpResponse.json(fake.compareJson(m[1]!, m[2]!));
     }),
   ];
 }
