@@ -170,6 +170,8 @@ export interface PauseEntry {
   source?: string;
   crewId?: string;
   issue?: number;
+  /** When it lifts by itself (a usage limit's reset time); absent: when it is cleared. */
+  until?: string;
 }
 
 export interface SchoolView {
@@ -216,8 +218,16 @@ export interface SchoolView {
    * plan prints. Absent while no delivered pull request waits.
    */
   review?: ReviewLoad & { line: string };
-  /** Launch pauses in force (any one blocks new launches) and the last time they were cleared. */
-  pauses: { active: PauseEntry[]; lastCleared?: { at: string; reason: string } };
+  /**
+   * Launch pauses in force (any one blocks new launches), the pauses that hold one agent each (its
+   * crews wait, other agents are planned) and the last time they were cleared: the facts
+   * `school pause --status` prints too (src/board/view.ts `pauseFacts`).
+   */
+  pauses: {
+    active: PauseEntry[];
+    agents?: Array<PauseEntry & { agent: string }>;
+    lastCleared?: { at: string; reason: string };
+  };
   /**
    * Set on an abridged view (`buildView`'s `itemsPerLane`): each lane lists at most this many of
    * its `count` items, and `timeline.bars` is empty.

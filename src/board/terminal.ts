@@ -73,13 +73,7 @@ export function renderTerminal(view: SchoolView): string {
     for (const a of view.alerts)
       out.push(`  ${a.kind}${a.issue ? ` (issue #${a.issue})` : ''} ${a.at}: ${a.detail}`);
   }
-  if (view.pauses.active.length) {
-    out.push('');
-    for (const p of view.pauses.active) {
-      out.push(`PAUSED since ${p.since}${p.source ? ` (${p.source})` : ''}: ${p.reason}`);
-    }
-    out.push('  New launches wait until the pause is cleared (`school pause --clear`).');
-  }
+  out.push('', ...pauseLines(view.pauses));
   if (view.review) out.push('', `${view.review.line[0]!.toUpperCase()}${view.review.line.slice(1)}`);
   out.push('', `Spend: ${spendLine(view.spend)}`);
   if (view.budgets.length) out.push('Budgets', ...view.budgets.map((b) => `  ${budgetLine(b)}`));
@@ -151,8 +145,37 @@ export function renderTerminal(view: SchoolView): string {
     out.push('', 'Feedback ignored', ...view.feedbackIgnored.map((f) => `  ${ignoredLine(f)}`));
   if (view.controls?.length)
     out.push('', 'Stopped and steered', ...view.controls.map((c) => `  ${controlLine(c)}`));
-  if (view.pauses.lastCleared) {
-    out.push('', `Last pause cleared ${view.pauses.lastCleared.at}: ${view.pauses.lastCleared.reason}`);
-  }
   return redactText(out.join('\n')) + '\n';
+}
+
+/**
+ * Whether launches wait and why: the school's pauses, each agent's, the last clear. `school status`
+ * and `school pause --status` print these same lines from the same facts (./view.ts `pauseFacts`).
+ */
+export function pauseLines(pauses: SchoolView['pauses']): string[] {
+  const { active, agents = [], lastCleared } = pauses;
+  const out = [active.length ? `paused: yes (${active.length} pause(s))` : 'paused: no'];
+  for (const p of active) {
+    out.push(`  PAUSED since ${p.since}${p.source ? ` (${p.source})` : ''}: ${p.reason}`);
+  }
+  if (active.length) {
+    const lifts = active.every((p) => p.until)
+      ? active
+          .map((p) => p.until!)
+          .sort()
+          .at(-1)
+      : undefined;
+    out.push(
+      lifts
+        ? `  New launches wait until ${lifts}, when the pause lifts by itself, or until \`school pause --clear\`.`
+        : '  New launches wait until the pause is cleared (`school pause --clear`).',
+    );
+  }
+  for (const p of agents) {
+    out.push(
+      `agent ${p.agent} paused since ${p.since} until ${p.until ?? 'cleared'}${p.source ? ` (${p.source})` : ''}: ${p.reason}; other agents are still planned`,
+    );
+  }
+  if (lastCleared) out.push(`last cleared: ${lastCleared.at} (${lastCleared.reason})`);
+  return out;
 }

@@ -13,6 +13,8 @@ import { buildLanes, cleanText } from './lanes.js';
 import { humanFigures, humanScore, type HumanFigures } from './humans.js';
 import { ignoredFeedback } from '../feedback/revisions.js';
 import { openPullRequests, reviewLine, reviewLoad } from '../dispatch/back-pressure.js';
+import { pauseStatusOf } from '../dispatch/pause.js';
+import type { ActivePause } from '../dispatch/school-log.js';
 import {
   IGNORED_SHOWN,
   LANES,
@@ -66,7 +68,8 @@ export function viewOf(
 ): SchoolView {
   const abridged = options.itemsPerLane;
   const { registry, curriculum, grading, ledger, school, spend, problems } = sources;
-  const active = activePauses(school);
+  const pauses = pauseFacts(school, now);
+  const active = pauses.active;
   const lanes = buildLanes({
     trust: config.curriculum.trust,
     now,
@@ -123,7 +126,7 @@ export function viewOf(
       ...(curriculum ? { curriculum } : {}),
     }),
     ...reviewOf(config, sources),
-    pauses: { active, ...(school?.lastCleared ? { lastCleared: school.lastCleared } : {}) },
+    pauses,
     ...(abridged !== undefined ? { abridged: { itemsPerLane: abridged } } : {}),
   };
   return redactView(view);
@@ -142,15 +145,26 @@ function reviewOf(config: SchoolConfig, sources: BoardSources): Pick<SchoolView,
   return { review: { ...load, line: reviewLine(load) } };
 }
 
-/** The pauses in force, their reasons cleaned for the board. */
-function activePauses(school: BoardSources['school']): PauseEntry[] {
-  return (school?.pauses ?? []).map((p) => ({
+/**
+ * The pauses in force at `now`, the school's and each agent's, and the last clear: one reading of
+ * `school.jsonl` (src/dispatch/pause.ts `pauseStatusOf`) for the board, `school status` and
+ * `school pause --status`. Reasons are cleaned for the board.
+ */
+export function pauseFacts(school: BoardSources['school'], now: Date): SchoolView['pauses'] {
+  const s = pauseStatusOf(school ?? { pauses: [] }, now);
+  const entry = (p: ActivePause): PauseEntry => ({
     reason: cleanText(p.reason, 400),
     since: p.at,
     source: p.source,
     ...(p.crewId ? { crewId: p.crewId } : {}),
     ...(p.issueNumber !== undefined ? { issue: p.issueNumber } : {}),
-  }));
+    ...(p.until ? { until: p.until } : {}),
+  });
+  return {
+    active: s.pauses.map(entry),
+    ...(s.agentPauses.length ? { agents: s.agentPauses.map((p) => ({ ...entry(p), agent: p.agent! })) } : {}),
+    ...(s.lastCleared ? { lastCleared: s.lastCleared } : {}),
+  };
 }
 
 /** The leaderboard: each agent's score (and its human score), and each cell's. */

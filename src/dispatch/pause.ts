@@ -19,6 +19,7 @@ import {
   schoolLog,
   type ActivePause,
   type SchoolEvent,
+  type SchoolState,
 } from './school-log.js';
 
 /**
@@ -309,7 +310,14 @@ export interface PauseStatus {
 
 /** The pauses in force at `now` (a pause whose reset time passed has lifted itself). */
 export function pauseStatus(layout: StateLayout, now = new Date()): PauseStatus {
-  const s = readSchool(layout);
+  return pauseStatusOf(readSchool(layout), now);
+}
+
+/**
+ * The same over a folded `school.jsonl`: what `school pause --status`, `school status` and the board
+ * all read (src/board/view.ts `pauseFacts`), so they never disagree on whether launches wait.
+ */
+export function pauseStatusOf(s: Pick<SchoolState, 'pauses' | 'lastCleared'>, now = new Date()): PauseStatus {
   const { school, agents } = splitPauses(activePauses(s.pauses, now));
   return {
     paused: school.length > 0,

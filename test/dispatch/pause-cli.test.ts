@@ -43,7 +43,9 @@ describe('school pause', () => {
       out: 'Paused new launches: credits exhausted\n',
     });
     const status = await run(['--status', '--config', cfgPath]);
-    expect(status.out).toMatch(/^paused: yes \(1 pause\(s\)\)\n {2}\S+ \[manual\] credits exhausted\n$/);
+    expect(status.out).toMatch(
+      /^paused: yes \(1 pause\(s\)\)\n {2}PAUSED since \S+ \(manual\): credits exhausted\n {2}New launches wait until the pause is cleared \(`school pause --clear`\)\.\n$/,
+    );
 
     expect((await run(['--clear', '--reason', 'topped up', '--config', cfgPath])).out).toContain(
       'Cleared 1 pause(s)',

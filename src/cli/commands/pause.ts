@@ -1,6 +1,9 @@
 import { resolveConfig } from '../../config/load.js';
 import { ConfigError, CorruptStateError, message } from '../../errors.js';
-import { clearPause, pauseSchool, pauseStatus } from '../../dispatch/pause.js';
+import { clearPause, pauseSchool } from '../../dispatch/pause.js';
+import { readSchool } from '../../dispatch/school-log.js';
+import { pauseLines } from '../../board/terminal.js';
+import { pauseFacts } from '../../board/view.js';
 import { readRegistry } from '../../dispatch/registry.js';
 import { redactText } from '../../security/redact.js';
 import { StateLayout } from '../../state/layout.js';
@@ -61,10 +64,7 @@ export const pauseCommand: Command = {
   },
 };
 
+/** The lines `school status` prints for its pauses, from the same facts (src/board/view.ts `pauseFacts`). */
 function describe(layout: StateLayout): string {
-  const s = pauseStatus(layout);
-  const lines = [s.paused ? `paused: yes (${s.pauses.length} pause(s))` : 'paused: no'];
-  for (const p of s.pauses) lines.push(`  ${p.at} [${p.source}] ${p.reason}`);
-  if (s.lastCleared) lines.push(`last cleared: ${s.lastCleared.at} (${s.lastCleared.reason})`);
-  return redactText(lines.join('\n')) + '\n';
+  return redactText(pauseLines(pauseFacts(readSchool(layout), new Date())).join('\n')) + '\n';
 }
