@@ -8,6 +8,12 @@ import type { CiExcused, CiRerun, FeedbackEvent, FeedbackState, Settled } from '
 import type { Author, FeedbackPort, RepoRole } from './port.js';
 import { message } from '../errors.js';
 import { readChecks } from './ci-checks.js';
+import {
+  controlComment,
+  runningIssueComments,
+  type ControlFound,
+  type RunningIssue,
+} from './control-scan.js';
 
 /**
  * Finding feedback within an API budget (item 7). One conditional request per cycle answers "did
@@ -70,6 +76,8 @@ export interface ScanResult {
   excused?: CiExcused[];
   /** Reruns of failed checks asked (or refused) by this scan. */
   reruns?: CiRerun[];
+  /** `/school stop|steer` by trusted people, and those refused (./control-scan.ts). */
+  control?: ControlFound;
 }
 
 export interface ScanOptions {
@@ -84,6 +92,8 @@ export interface ScanOptions {
   /** The first scan's `since` (no cursor yet): e.g. the oldest delivery. */
   firstSince?: string;
   now: Date;
+  /** Issues whose crew is planned or running: their comments are read for `/school stop|steer`. */
+  running?: readonly RunningIssue[];
 }
 
 const MAX_TEXT = 8_000;
@@ -150,7 +160,7 @@ export async function scanFeedback(o: ScanOptions): Promise<ScanResult> {
     notModified: false,
   };
   const open = o.delivered.filter((d) => !o.state.settled[d.pr]);
-  if (open.length === 0) return r;
+  if (open.length === 0 && !o.running?.length) return r;
   const since = o.state.cursor.since ?? o.firstSince;
   const list = await o.port.listChanged({
     ...(since ? { since } : {}),
@@ -172,6 +182,15 @@ export async function scanFeedback(o: ScanOptions): Promise<ScanResult> {
     // same time, but not as the same state.
     if (seen && updatedAt <= seen.updatedAt && item.state === (seen.state ?? 'open')) continue;
     const d = isPullRequest(item) ? byPr.get(item.number) : byIssue.get(item.number);
+    const run = !d && !isPullRequest(item) ? o.running?.find((x) => x.issue === item.number) : undefined;
+    if (run && o.collect === 'all') {
+      // A running crew's issue, nothing delivered yet: read for `/school stop|steer` alone.
+      r.changed.push(item.number);
+      const comments = await o.port.comments(item.number, seen?.updatedAt);
+      const untrusted = (a: Author) => untrustedFeedback(o, a);
+      await runningIssueComments(controlOf(r), run, comments, seen?.updatedAt, schoolCommand, untrusted);
+      r.events.push(seenEvent(o.now, { number: item.number, updatedAt, state: item.state }));
+    }
     if (!d) continue;
     r.changed.push(item.number);
     if (isPullRequest(item)) await readPull(o, r, d, updatedAt, seen?.updatedAt);
@@ -192,6 +211,11 @@ export async function scanFeedback(o: ScanOptions): Promise<ScanResult> {
     ),
   );
   return r;
+}
+
+/** The scan's `/school stop|steer` findings, made on first use. */
+function controlOf(r: ScanResult): ControlFound {
+  return (r.control ??= { control: [], refused: [] });
 }
 
 export function seenEvent(
@@ -299,6 +323,9 @@ async function readComments(
     if (c.body.includes(statusMarkerOf(d.issue))) continue; // the school's own status comment
     const instruction = schoolCommand(c.body);
     if (instruction === undefined) continue;
+    // `/school stop|steer` speaks to a running crew, not of the delivered work (./control-scan.ts).
+    const where = { issue: d.issue, on: n };
+    if (await controlComment(controlOf(r), where, c, instruction, (a) => untrustedFeedback(o, a))) continue;
     const id = `comment:${c.id}`;
     const why = await untrustedFeedback(o, c.author);
     if (why) r.ignored.push({ issue: d.issue, pr: d.pr, id, author: c.author.login, reason: why });

@@ -7,6 +7,8 @@ import { Outbox } from '../outbox/outbox.js';
 import { GradingQueue } from '../grading/queue.js';
 import { checkDrift } from './drift.js';
 import { feedbackLog, readFeedback, type Settled } from './log.js';
+import { recordControl, runningIssues } from './control-scan.js';
+import { readCrewState } from '../dispatch/lease.js';
 import type { FeedbackPort } from './port.js';
 import { event } from '../state/event-log.js';
 import { ciAlerts } from './ci-alerts.js';
@@ -75,7 +77,10 @@ export async function watchDeliveries(o: {
   const empty: WatchResult = { settled: [], received: [], ignored: [], requests: 0, notModified: false };
   try {
     const { delivered, oldest } = deliveredPullRequests(o.layout);
-    if (delivered.length === 0) return empty;
+    // Running crews' issues are read for `/school stop|steer` (./control-scan.ts).
+    const running = runningIssues(readCrewState(o.layout).registry);
+    if (delivered.length === 0 && running.length === 0) return empty;
+    const first = [oldest, ...running.map((x) => x.since)].filter((t): t is string => !!t).sort()[0];
     const r = await scanFeedback({
       port: o.port,
       state: readFeedback(o.layout),
@@ -87,9 +92,12 @@ export async function watchDeliveries(o: {
       bots: o.config.delivery.trustedBots,
       // Before the first delivery (by ten minutes: our clock is not GitHub's), so what happened on
       // the pull requests since is seen.
-      ...(oldest ? { firstSince: new Date(Date.parse(oldest) - 600_000).toISOString() } : {}),
+      ...(first ? { firstSince: new Date(Date.parse(first) - 600_000).toISOString() } : {}),
       now,
+      running,
     });
+    // Stops and steers first: a crew that runs now should hear of them soonest.
+    if (r.control) await recordControl(o.layout, o.logger, r.control, now);
     if (r.settled.length > 0) {
       const jobs = new Map(
         Object.values(new GradingQueue(o.layout).state().jobs).map((j) => [j.job.crewId, j.job]),

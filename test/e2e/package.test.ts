@@ -69,8 +69,15 @@ describe('the school-core package', () => {
     ])
       expect(files, f).toContain(f);
     for (const f of files) expect(f, f).not.toMatch(/^(src|test|bench|scripts|node_modules|\.github)\//);
-    // The action bundles run from the git tag (`uses: …@v1`), never from npm.
-    expect(files.filter((f) => f.startsWith('dist/') && !f.startsWith('dist/cli/'))).toEqual([]);
+    // The action entries run from the git tag (`uses: …@v1`), never from npm: of dist/ the package
+    // holds the CLI, the chunks it imports and the licences; dist/chunks/.npmignore leaves out the
+    // chunks only the actions import (the cache and artifact SDKs).
+    const dist = files.filter((f) => f.startsWith('dist/'));
+    expect(dist.filter((f) => !/^dist\/(cli\/|chunks\/|licenses\.txt$)/.test(f))).toEqual([]);
+    expect(dist.filter((f) => /^dist\/chunks\/(artifact|cache)-/.test(f))).toEqual([]);
+    const cli = readFileSync('dist/cli/index.js', 'utf8');
+    for (const [, chunk] of cli.matchAll(/"\.\.\/chunks\/([^"]+)"/g))
+      expect(files).toContain(`dist/chunks/${chunk}`);
   });
 
   it('is publishable: not private, both bins, provenance, and no dependency to fetch at run time', () => {
@@ -82,7 +89,7 @@ describe('the school-core package', () => {
       type: 'git',
       url: expect.stringMatching(/^git\+https:\/\/github\.com\/.+\/school-core\.git$/),
     });
-    // The CLI is one ncc bundle: everything it imports is inside it.
+    // The CLI is bundled (scripts/build.mjs): everything it imports is in dist/.
     expect(pkg.dependencies).toBeUndefined();
   });
 
