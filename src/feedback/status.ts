@@ -50,6 +50,10 @@ export type IssueStatus =
        * commit is kept; the next feedback plans again from the new head.
        */
       branchMoved?: { branch: string };
+      /** The pull request's head the scan saw that is not the judged commit (someone pushed). */
+      headMoved?: string;
+      /** GitHub refused the guarded merge of the judged commit (docs/delivery.md, "Merging"). */
+      mergeRefused?: { status?: number; message?: string };
     }
   | {
       state: 'rejected';
@@ -101,6 +105,10 @@ export interface StatusInputs {
   revisionStops?: ReadonlyMap<number, string>;
   /** Contests the judges decided, by contest id. */
   contests?: Readonly<Record<string, DecidedContest>>;
+  /** Delivered pull requests whose head moved off the judged commit, by issue: the new head. */
+  headsMoved?: ReadonlyMap<number, string>;
+  /** Guarded merges GitHub refused, by issue (of the judged commit delivered now). */
+  mergeRefusals?: ReadonlyMap<number, { status?: number; message?: string }>;
 }
 
 function latestCrew(crews: CrewRecord[]): CrewRecord {
@@ -146,7 +154,13 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
           ? `${i.repoUrl}/actions/runs/${c.plannedBy.runId}`
           : i.runUrl;
       out.set(issue, { state: 'running', ...who, ...(runUrl ? { runUrl } : {}) });
-    } else if (state?.kind === 'stopped')
+    } else if (state?.kind === 'stopped' && state.stoppedBy)
+      // A person's stop (docs/crews.md, "Steering and stopping a crew"): named, never mentioned.
+      out.set(issue, {
+        state: 'stopped',
+        reason: `its crew was stopped by ${inlineCode(state.stoppedBy)}; the school waits for a maintainer (\`school requeue\` starts over)`,
+      });
+    else if (state?.kind === 'stopped')
       out.set(issue, {
         state: 'stopped',
         reason: state.orphaned
@@ -185,6 +199,12 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
           ...moved,
           ...(settled ? { settled } : {}),
           ...(v.proof ? { proof: plain(v.proof) } : {}),
+          ...(d && d.crewId === c.crewId && !settled && i.headsMoved?.has(issue)
+            ? { headMoved: i.headsMoved.get(issue)! }
+            : {}),
+          ...(d && d.crewId === c.crewId && !settled && i.mergeRefusals?.has(issue)
+            ? { mergeRefused: i.mergeRefusals.get(issue)! }
+            : {}),
           ...(d && d.crewId === c.crewId
             ? {
                 delivery: {
@@ -269,7 +289,12 @@ function state(s: IssueStatus): string {
         : d
           ? `branch ${inlineCode(d.branch)} at ${inlineCode(d.sha.slice(0, 12))}`
           : 'delivery pending';
-      return `accepted — ${where}${s.settled === 'merged' ? ', merged' : s.settled === 'closed' ? ', closed without merging' : ''}`;
+      // A verdict is about one commit: the status names it, and says when the head is another.
+      const judged = d?.pullRequest ? `, judged at ${inlineCode(d.sha.slice(0, 12))}` : '';
+      const moved = s.headMoved
+        ? `; its head ${inlineCode(s.headMoved.slice(0, 12))} has not been judged, so the work is not ready until it is judged again`
+        : '';
+      return `accepted — ${where}${judged}${s.settled === 'merged' ? ', merged' : s.settled === 'closed' ? ', closed without merging' : ''}${moved}`;
     }
     case 'rejected':
       return s.revision
@@ -291,6 +316,13 @@ export function statusComment(issueNumber: number, s: IssueStatus): string {
     ...('crewId' in s ? ['', `Crew ${inlineCode(s.crewId)} (agent ${inlineCode(s.agent)}).`] : []),
     // It names test files a student chose: quoted as prose.
     ...(s.state === 'accepted' && s.proof ? ['', `Proved by: ${plainText(s.proof)}.`] : []),
+    // GitHub's words about a refused merge: quoted as prose.
+    ...(s.state === 'accepted' && s.mergeRefused
+      ? [
+          '',
+          `Merge refused by GitHub${s.mergeRefused.status ? ` (${s.mergeRefused.status})` : ''}: ${plainText(s.mergeRefused.message ?? 'no reason given')}. The school asks again once the head, the verdict, the checks or the pull request change.`,
+        ]
+      : []),
     // The judges' decision quotes crew ids, agents and verdict codes: quoted as prose.
     ...('contest' in s && s.contest?.why ? ['', `Contest: ${plainText(s.contest.why)}.`] : []),
     '',
