@@ -58,3 +58,45 @@ describe('a school.yml the school refuses', () => {
     120_000,
   );
 });
+
+describe('dispatch-crew: a plan a gate denied', () => {
+  /** The CLI, for what the actions do not do (a pause is a person's command). */
+  function school(...args: string[]) {
+    return new Promise<number | null>((done) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: tmp.path },
+        stdio: 'ignore',
+      });
+      child.on('close', done);
+    });
+  }
+  const good = join(tmp.path, 'good.yml');
+  writeFileSync(good, 'fleet:\n  daemons:\n    - id: local\n');
+  const issues = join(ROOT, 'examples/issues.json');
+
+  it('is an error annotation naming the gate and what lifts it; the step still succeeds (the roster and the save run)', async () => {
+    const state = join(tmp.path, 'state-paused');
+    const io = { config: good, 'state-dir': state };
+    expect((await runEntry('fetch-curriculum', { ...io, 'issues-file': issues })).code).toBe(0);
+    expect((await runEntry('dispatch-crew', { ...io, mode: 'heartbeat', daemon: 'local' })).code).toBe(0);
+    expect(await school('pause', '--reason', 'the holidays', '--config', good, '--state-dir', state)).toBe(0);
+    const r = await runEntry('dispatch-crew', { ...io, mode: 'plan' });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const errors = r.stdout.split('\n').filter((l) => l.startsWith('::error'));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(
+      /^::error title=school dispatch denied::no crew was planned: dispatch was denied: school paused since .*: the holidays; lift with `school pause --clear` \(or the workflow input clear-pause\)/,
+    );
+  }, 240_000);
+
+  it('the first cycle, before any heartbeat, plans nothing without an error', async () => {
+    const state = join(tmp.path, 'state-first');
+    const io = { config: good, 'state-dir': state };
+    expect((await runEntry('fetch-curriculum', { ...io, 'issues-file': issues })).code).toBe(0);
+    const r = await runEntry('dispatch-crew', { ...io, mode: 'plan' });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('::error');
+    expect(r.stdout).toContain('No daemon has a roster heartbeat yet');
+  }, 240_000);
+});

@@ -1,4 +1,6 @@
 import * as core from '@actions/core';
+import { deniedBy } from '../../cli/exit.js';
+import { redactText } from '../../security/redact.js';
 import { runCrewFromSpec } from '../../crew/runner.js';
 import { actionsClaimPort } from '../../github/actions-services.js';
 import { hideCredentials } from '../../github/credentials.js';
@@ -33,6 +35,16 @@ async function main(): Promise<void> {
   );
   const notices = dispatchNotices(result);
   for (const e of notices.errors) core.error(e);
+  // A plan a gate denied (a pause, the spend cap, corrupt state, no daemon online…) is said as an
+  // error on the run's page, as `school dispatch` exits 3 for it. The step itself does not fail:
+  // the roster jobs must still beat and the state still be saved for the run that follows the gate.
+  // The first cycle, before any heartbeat, plans nothing by design (its roster jobs beat): no error.
+  const firstCycle = result.mode === 'plan' && result.notes.roster && !result.notes.roster.loud;
+  const denied = result.mode === 'plan' && !firstCycle ? deniedBy(result.plan) : undefined;
+  if (denied && !notices.errors.includes(denied))
+    core.error(redactText(`no crew was planned: dispatch was denied: ${denied}`), {
+      title: 'school dispatch denied',
+    });
   for (const n of notices.notices ?? []) core.notice(n);
   for (const line of notices.info) logger.info(line);
   for (const [name, value] of Object.entries(dispatchOutputs(result))) core.setOutput(name, value);
