@@ -39,6 +39,13 @@ describe('dispatch-crew reports', () => {
     expect(dispatchNotices({ mode: 'run', daemon: 'd1', run: { ...run([]), refused } }).failure).toBe(
       refused,
     );
+    // A crew that could not run here (an agent's program missing) stopped refill: the job fails too,
+    // naming it once with the fix, as school loop and school dispatch exit 1 for it.
+    const infraStopped =
+      'this runner could not run crew c1 (aborted: agent student: `no-such-student` was not found on PATH; install it)';
+    expect(dispatchNotices({ mode: 'run', daemon: 'd1', run: { ...run([]), infraStopped } }).failure).toBe(
+      `${infraStopped}. Fix the runner (school doctor on it says what it lacks), then run the loop again`,
+    );
     expect(dispatchOutputs({ mode: 'run', daemon: 'd1', run: run(['c2']) })).toEqual({
       finished: '1',
       lost: '1',

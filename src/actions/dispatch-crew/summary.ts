@@ -42,6 +42,14 @@ export function dispatchNotices(r: DispatchJobResult): {
   // The sandbox check refused this runner: no crew started. The job fails with the sentence that
   // says what to change; its handoff still goes out and the next plan settles the planned crews.
   if (r.mode === 'run' && r.run.refused) return { errors: [], info: [], failure: r.run.refused };
+  // A crew could not run on this runner at all (an agent's program missing): refill stopped, and the
+  // job fails naming it once with the fix, as `school loop` and `school dispatch` exit 1 for it.
+  if (r.mode === 'run' && r.run.infraStopped)
+    return {
+      errors: [],
+      info: [],
+      failure: `${r.run.infraStopped}. Fix the runner (school doctor on it says what it lacks), then run the loop again`,
+    };
   return { errors: [], info: [] };
 }
 
