@@ -207,15 +207,21 @@ describe('a revision through the committed bundles (docs/delivery.md, "Revisions
         log: '2026-12-01T00:00:00Z lint: helper.mjs:1 identifier helperXXXI: rename helperXXXI to helperTrenteEtUn\n##[error]Process completed with exit code 1.\n',
       });
       fake.resetLog();
-      const r = await loop.run(2005);
-      runs.push(r);
-      // The job's log: a 302 to a download URL, followed.
+      // Failed CI is rerun once before it is the crew's (docs/delivery.md, "Failed CI"): the plan
+      // asks for the rerun and plans nothing; its attempt fails again, and the grade's scan reads it.
+      const rerun = await loop.run(2005);
+      runs.push(rerun);
+      expect(rerun.plan.outputs).toMatchObject({ crews: '0' });
+      expect(fake.requestsTo('/rerun-failed-jobs', 'POST').map((q) => q.status)).toEqual([201]);
+      // The rerun's job log: a 302 to a download URL, followed.
       expect(
         fake.requests.filter((q) => q.path.includes('/logs') || q.path.includes('/_blobs/')),
       ).toMatchObject([
         { path: expect.stringMatching(/\/actions\/jobs\/\d+\/logs$/), status: 302 },
         { path: expect.stringMatching(/^\/_blobs\/job-logs\//), status: 200 },
       ]);
+      const r = await loop.run(2006);
+      runs.push(r);
       const planned = crewEvents(r.plan.job.path('.school/state/crews.jsonl')).filter(
         (e) => e.type === 'crew.planned' && e.data.revision,
       );
@@ -233,7 +239,7 @@ describe('a revision through the committed bundles (docs/delivery.md, "Revisions
 
       // Three rounds ran (delivery.revisions: 3): a further request plans nothing, and the status says so.
       fake.addCommentAs(pr.number, '/school rename helperTrenteEtUn to helperFinal', 'octo', 'OWNER');
-      const stopped = await loop.run(2006);
+      const stopped = await loop.run(2007);
       runs.push(stopped);
       expect(stopped.plan.outputs).toMatchObject({ crews: '0', 'has-work': 'false' });
       expect(head()).toBe(revised);
@@ -247,14 +253,14 @@ describe('a revision through the committed bundles (docs/delivery.md, "Revisions
     'an idle cycle plans nothing and writes nothing to GitHub; the merge settles the pull request',
     async () => {
       fake.resetLog();
-      const idle = await loop.run(2007);
+      const idle = await loop.run(2008);
       runs.push(idle);
       expect(idle.plan.outputs).toMatchObject({ crews: '0', 'has-work': 'false' });
       expect(fake.requests.filter((q) => q.method !== 'GET')).toEqual([]);
 
       const pr = fake.pulls[0]!;
       fake.settlePull(pr.number, 'merged');
-      const r = await loop.run(2008);
+      const r = await loop.run(2009);
       runs.push(r);
       expect(r.plan.outputs).toMatchObject({ crews: '0' });
       expect(fake.issues.get(issue)!.comments.find((c) => c.id === statusId)!.body).toContain('merged');
