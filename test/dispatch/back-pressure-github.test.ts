@@ -1,0 +1,115 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadView } from '../../src/board/load.js';
+import { renderTerminal } from '../../src/board/terminal.js';
+import { resolveConfig } from '../../src/config/load.js';
+import { writeCurriculum } from '../../src/curriculum/store.js';
+import { recordHeartbeat } from '../../src/dispatch/fleet.js';
+import { crewLog } from '../../src/dispatch/registry.js';
+import { readFeedback } from '../../src/feedback/log.js';
+import { memoryLogger } from '../../src/log.js';
+import { dispatchJob } from '../../src/loop/dispatch-job.js';
+import type { CrewEvent } from '../../src/schemas/crew.js';
+import { event } from '../../src/state/event-log.js';
+import { StateLayout } from '../../src/state/layout.js';
+import { recordDelivered } from '../support/deliveries.js';
+import { GitHubFake, startGitHubServer } from '../support/github-fake.js';
+import { curriculumItem } from '../support/items.js';
+import { tempDir } from '../support/tmp.js';
+
+/**
+ * Back-pressure through the plan job as the action runs it (dispatch-crew `mode: plan` with a
+ * token): the feedback scan before planning asks GitHub (the fake behind a loopback server) which
+ * delivered pull requests a person merged, so the merge GitHub reports frees the place in the same
+ * plan that sees it.
+ */
+const tmp = tempDir('school-back-pressure-gh-');
+let fake: GitHubFake;
+let server: Awaited<ReturnType<typeof startGitHubServer>>;
+beforeAll(async () => {
+  fake = new GitHubFake({ now: () => new Date() });
+  server = await startGitHubServer(fake);
+});
+afterAll(async () => {
+  await server.close();
+  tmp.cleanup();
+});
+afterEach(() => vi.unstubAllEnvs());
+
+describe('back-pressure against a GitHub-like server', () => {
+  it('holds the next issue while the delivered pull request is open, and plans it once GitHub says it was merged', async () => {
+    const dir = join(tmp.path, 'school');
+    mkdirSync(dir, { recursive: true });
+    const stateDir = join(dir, 'state');
+    const configPath = join(dir, 'school.yml');
+    writeFileSync(
+      configPath,
+      [
+        'repository: octo/school',
+        `stateDir: ${stateDir}`,
+        'fleet: { daemons: [{ id: d1, worktrees: 2 }] }',
+        'agents: [{ id: alpha, command: [node, a.mjs] }]',
+        'delivery: { mode: pull-request, maxOpenPullRequests: 1 }',
+        '',
+      ].join('\n'),
+    );
+    const config = resolveConfig(configPath);
+    const layout = new StateLayout(stateDir);
+    const first = fake.addIssue({ title: 'Add a helper' }).number;
+    const next = fake.addIssue({ title: 'Add another helper' }).number;
+    const head = '1'.repeat(40);
+    const pr = fake.openPull({ head: `school/issue-${first}`, headSha: head, baseSha: '2'.repeat(40) });
+    writeCurriculum(layout, [curriculumItem(first), curriculumItem(next)]);
+    await recordHeartbeat(layout, config, {
+      daemon: 'd1',
+      observedClass: 'standard',
+      freeDiskBytes: 100 * 1024 ** 3,
+    });
+    const crewId = `c${first}-00000001`;
+    await crewLog(layout).append([
+      event('crew.planned', `planned:${crewId}`, {
+        crewId,
+        issueNumber: first,
+        daemon: 'd1',
+        agent: 'alpha',
+        weight: 'standard',
+        fences: [],
+        repair: false,
+        attempt: 1,
+      }) as CrewEvent,
+      event('crew.finished', `finished:${crewId}`, {
+        crewId,
+        issueNumber: first,
+        outcome: 'succeeded',
+        reason: 'done',
+      }) as CrewEvent,
+    ]);
+    await recordDelivered(layout, { issue: first, crewId, pr, sha: head, repo: 'octo/school' });
+    const plan = async () => {
+      vi.stubEnv('GITHUB_API_URL', server.url);
+      const r = await dispatchJob(
+        { mode: 'plan', config: configPath, dryRun: false, token: 'test-token' },
+        memoryLogger(),
+      );
+      if (r.result.mode !== 'plan') throw new Error('expected a plan');
+      return r.result.plan;
+    };
+
+    const held = await plan();
+    expect(held.assignments).toEqual([]);
+    expect(held.refused.find((r) => r.issue === next)).toMatchObject({ code: 'review-back-pressure' });
+    expect(held.review).toMatchObject({ waiting: 1, limit: 1, full: true });
+    expect(renderTerminal(loadView({ config: configPath }).view)).toContain(
+      'Waiting for review: 1; at the limit delivery.maxOpenPullRequests 1',
+    );
+
+    fake.settlePull(pr, 'merged');
+    const freed = await plan();
+    expect(readFeedback(layout).settled[pr]).toMatchObject({ merged: true, issue: first });
+    expect(freed.assignments.map((a) => a.issueNumber)).toEqual([next]);
+    expect(freed.review).toMatchObject({ waiting: 0, full: false });
+    // Nothing waits for review now: the board has no line for it.
+    expect(renderTerminal(loadView({ config: configPath }).view)).not.toContain('Waiting for review');
+  });
+});
