@@ -75,7 +75,11 @@ export function classroomFor(spec: CrewSpec, role: string, host: HostEnv): Class
 /** Runs one planned crew from its slot claim to its grading job (see CrewResult). */
 export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewResult> {
   const run = new CrewRun(spec, deps);
-  await run.claim();
+  // A refused claim ends here: the stop watch ends with it (./control.ts).
+  await run.claim().catch((e: unknown) => {
+    run.control.end();
+    throw e;
+  });
   await run.attend();
   return run.finish();
 }
@@ -91,7 +95,10 @@ export async function runCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewRe
  */
 export async function collectCrew(spec: CrewSpec, deps: RunCrewDeps): Promise<CrewResult> {
   const run = new CrewRun(spec, deps, true);
-  await run.takeOver();
+  await run.takeOver().catch((e: unknown) => {
+    run.control.end();
+    throw e;
+  });
   await run.attend();
   return run.finish();
 }
