@@ -531,44 +531,6 @@ export class GitHubFake {
     this.conflictPull(pr, conflict);
   }
 
-  // ---- Failed CI: reruns of Actions jobs and the base's checks (docs/delivery.md, "Failed CI") ----
-  // `POST /actions/runs/{id}/rerun-failed-jobs` and `POST /actions/jobs/{id}/rerun` start a new
-  // attempt: a new check run (a new id) of the same name on the same commit, which the check-runs
-  // list shows in place of the failed one (GitHub's `filter=latest`). They need `actions: write`.
-  /** Each token's `actions` permission; a token not listed has its issues permission. */
-  readonly actionsPermission = new Map<string, Permission>();
-  /**
-   * How a rerun attempt ends: a conclusion, or `pending` (it stays in progress; the test completes
-   * it). Default: as the failed attempt did — a real failure fails again.
-   */
-  rerunResult: (run: FakeCheckRun) => FakeCheckRun['conclusion'] | 'pending' = (run) => run.conclusion;
-  /** Reruns asked and accepted, as the request named them. */
-  readonly reruns: Array<{ runId?: number; jobId?: number }> = [];
-
-  /** The newest check run of each name on a commit (what `filter=latest` lists). */
-  latestCheckRuns(sha: string): FakeCheckRun[] {
-    const latest = new Map<string, FakeCheckRun>();
-    for (const r of this.checkRuns)
-      if (r.head_sha === sha && (latest.get(r.name)?.id ?? -1) < r.id) latest.set(r.name, r);
-    return [...latest.values()];
-  }
-
-  /** A new attempt of a failed check run, ended as `rerunResult` says. */
-  rerunCheck(run: FakeCheckRun): FakeCheckRun {
-    const result = this.rerunResult(run);
-    const { id: _old, ...rest } = run;
-    return this.addCheckRun({
-      ...rest,
-      status: result === 'pending' ? 'in_progress' : 'completed',
-      conclusion: result === 'pending' ? null : result,
-    });
-  }
-
-  /** A pull request's base head as GitHub reports it (`base.sha`). */
-  baseOf(p: GitHubFake['pulls'][number]): string {
-    return this.branchHead?.(p.base) ?? p.baseSha ?? this.refs.get(`heads/${p.base}`) ?? '0'.repeat(40);
-  }
-
   get handlers(): HttpHandler[] {
     return githubHandlers(this);
   }
