@@ -27,6 +27,8 @@ export const SCHOOL_ALERT_KINDS = [
   'ci-flaky',
   'ci-base-broken',
   'ci-rerun-refused',
+  // A guarded merge GitHub refused (src/feedback/merge-gate.ts).
+  'merge-refused',
 ] as const;
 /** How many the board lists, newest first. */
 export const ALERTS_SHOWN = 5;

@@ -82,7 +82,12 @@ function reasonLines(reasons: readonly string[]): string[] {
 export function pullRequestBody(
   record: Bookbag,
   verdict: DeliveryVerdict,
-  o: { closeIssue: boolean; branch: string },
+  o: {
+    closeIssue: boolean;
+    branch: string;
+    /** The delivered commit: what the judges accepted. A verdict names the commit it is about. */
+    sha?: string;
+  },
 ): string {
   const v = record.verification;
   const u = record.usage;
@@ -105,6 +110,11 @@ export function pullRequestBody(
     '| | |',
     '|---|---|',
     `| Verdict | accepted by the ${plainText(verdict.decidedBy, 40)} judge: ${cell(verdict.code)}, score ${verdict.score.toFixed(2)} |`,
+    ...(o.sha
+      ? [
+          `| Judged at | ${cell(o.sha.slice(0, 12))}: the verdict holds for this commit only; a later push to the branch is judged again |`,
+        ]
+      : []),
     ...(verdict.proof ? [`| Proved by | ${plainText(verdict.proof, 300)} |`] : []),
     `| Verification | ${
       v

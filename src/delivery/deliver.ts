@@ -133,7 +133,7 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
         date,
         ...(o.gitAuth ? { auth: o.gitAuth } : {}),
       });
-      const body = pullRequestBody(record, req.verdict, { closeIssue: d.closeIssue, branch });
+      const body = pullRequestBody(record, req.verdict, { closeIssue: d.closeIssue, branch, sha });
       const pr = await ensurePullRequest(o.pulls, {
         head: branch,
         ...(d.base ? { base: d.base } : {}),

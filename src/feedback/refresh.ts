@@ -53,6 +53,21 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
     const feedback = readFeedback(o.layout);
     for (const s of Object.values(feedback.settled))
       if (deliveries.get(s.issue)?.crewId === s.crewId) settled.set(s.issue, s.merged ? 'merged' : 'closed');
+    // A head that moved off the judged commit, and a refused guarded merge of it (the status says so).
+    const headsMoved = new Map<number, string>();
+    const mergeRefusals = new Map<number, { status?: number; message?: string }>();
+    for (const [issue, d] of deliveries) {
+      const pr = d.pullRequest?.number;
+      if (pr === undefined) continue;
+      const moved = feedback.heads?.[pr];
+      if (moved && moved.judged === d.sha) headsMoved.set(issue, moved.sha);
+      const m = feedback.merges?.[pr];
+      if (m && m.outcome === 'refused' && m.sha === d.sha)
+        mergeRefusals.set(issue, {
+          ...(m.status !== undefined ? { status: m.status } : {}),
+          ...(m.message ? { message: m.message } : {}),
+        });
+    }
     const registry = readRegistry(o.layout);
     // A revision whose commit was not pushed (the branch moved under it), and feedback past the bound.
     const notMoved = new Set<string>();
@@ -84,6 +99,8 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
       settled,
       notMoved,
       revisionStops,
+      headsMoved,
+      mergeRefusals,
       ...(runUrl ? { runUrl } : {}),
       ...(repoUrl ? { repoUrl } : {}),
     });

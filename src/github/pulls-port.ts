@@ -1,4 +1,5 @@
 import type { PullsPort } from '../delivery/pull-request.js';
+import type { CommitChecks, MergePort } from '../delivery/merge.js';
 import type { Logger } from '../log.js';
 import { parseRepository } from '../config/repository.js';
 import { createGitHubClient, type GitHubClient } from './client.js';
@@ -35,6 +36,72 @@ export function octokitPulls(client: GitHubClient, repository: string): PullsPor
       } catch (e) {
         if (alreadyExists(e)) return undefined;
         throw e;
+      }
+    },
+  };
+}
+
+/**
+ * The guarded merge's port (src/delivery/merge.ts) over Octokit, with the delivery token (a merge
+ * needs `contents: write`). A refusal GitHub answers 405 (not mergeable, approvals missing), 409
+ * (the head is not the `sha` asked) or 422 (a required check, a method the repository does not
+ * allow) is an answer with GitHub's words; anything else throws and the next cycle asks again.
+ */
+export function octokitMerge(client: GitHubClient, repository: string): MergePort {
+  const { owner, repo } = parseRepository(repository, 'repository', 'Set repository in school.yml.');
+  return {
+    async pull(n) {
+      const { data: d } = await client.rest.pulls.get({ owner, repo, pull_number: n });
+      return {
+        number: d.number,
+        state: d.state === 'closed' ? 'closed' : 'open',
+        merged: d.merged === true || !!d.merged_at,
+        draft: d.draft === true,
+        headSha: d.head.sha,
+        mergeable: typeof d.mergeable === 'boolean' ? d.mergeable : null,
+        mergeableState: d.mergeable_state ?? '',
+        updatedAt: d.updated_at ?? '',
+      };
+    },
+    async checks(sha): Promise<CommitChecks> {
+      const runs = await client.rest.checks.listForRef({ owner, repo, ref: sha, per_page: 100 });
+      const status = await client.rest.repos.getCombinedStatusForRef({
+        owner,
+        repo,
+        ref: sha,
+        per_page: 100,
+      });
+      return {
+        runs: runs.data.check_runs.map((c) => ({
+          id: c.id,
+          name: c.name,
+          status: c.status,
+          conclusion: c.conclusion ?? null,
+        })),
+        statuses: status.data.statuses.map((s) => ({ context: s.context, state: s.state })),
+      };
+    },
+    async merge(n, p) {
+      try {
+        const r = await client.rest.pulls.merge({
+          owner,
+          repo,
+          pull_number: n,
+          sha: p.sha,
+          merge_method: p.method,
+          // A refusal is an answer: asked once (the retry plugin would repeat a 405 or 409).
+          request: { retries: 0 },
+        });
+        return { merged: true, sha: r.data.sha };
+      } catch (e) {
+        const err = e as { status?: number; message?: string; response?: { data?: { message?: unknown } } };
+        if (err?.status !== 405 && err?.status !== 409 && err?.status !== 422) throw e;
+        const said = err.response?.data?.message;
+        return {
+          merged: false,
+          status: err.status,
+          message: typeof said === 'string' ? said : (err.message ?? ''),
+        };
       }
     },
   };

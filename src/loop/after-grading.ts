@@ -3,6 +3,8 @@ import type { Deliverer } from '../delivery/deliver.js';
 import { message } from '../errors.js';
 import type { FeedbackPort } from '../feedback/port.js';
 import { publishStatuses } from '../feedback/refresh.js';
+import type { MergePort } from '../delivery/merge.js';
+import { mergeDelivered, type MergeGateResult } from '../feedback/merge-gate.js';
 import type { StatusLinks } from '../feedback/status.js';
 import { watchDeliveries, type WatchResult } from '../feedback/watch.js';
 import type { DrainResult } from '../grading/drain.js';
@@ -18,7 +20,10 @@ import type { StateLayout } from '../state/layout.js';
  * 1. the feedback watch, given a port: merged or closed delivered pull requests are the last judge
  *    (src/feedback/watch.ts). `school loop` watched before planning and passes none;
  * 2. the outbox delivery (N7.2): labels, comments, and accepted work as a branch or pull request;
- * 3. the status refresh, given a GitHub port: each issue's status comment, after the verdicts and
+ * 3. the guarded merge, given a merge port and `delivery.merge: when-green` (src/feedback/merge-gate.ts):
+ *    a delivered pull request whose head is still the judged commit, its checks green, merged with
+ *    that commit as the merge's `sha`; a refusal recorded and reported;
+ * 4. the status refresh, given a GitHub port: each issue's status comment, after the verdicts and
  *    the deliveries just made so it names the pull request, delivered at once. Without a port it
  *    records nothing (a status comment is a GitHub thing: entries would only pile up).
  *
@@ -32,6 +37,8 @@ export interface AfterGradingOptions {
   /** Delivers accepted work (src/delivery); absent: delivery entries wait for a run that has one. */
   delivery?: Deliverer;
   feedback?: FeedbackPort;
+  /** The guarded merge's port (delivery token); absent or `delivery.merge: off`: nothing is merged. */
+  merge?: MergePort;
   now?: () => Date;
   /** The status comments' links to this run (`statusLinks` of the run context); none locally. */
   links?: StatusLinks;
@@ -40,6 +47,8 @@ export interface AfterGradingOptions {
 export interface AfterGradingResult extends OutboxCounts {
   /** The feedback watch's result, when it ran. */
   feedback?: WatchResult;
+  /** The guarded merge's steps, when it ran. */
+  merge?: MergeGateResult;
   /** Issues whose status comment changed and was recorded. */
   statuses: number[];
 }
@@ -60,6 +69,8 @@ export async function afterGrading(o: AfterGradingOptions): Promise<AfterGrading
       });
       r.outboxDelivered = d.delivered;
     }
+    if (o.merge && config.delivery.merge !== 'off')
+      r.merge = await mergeDelivered({ config, layout, logger, port: o.merge, now: now() });
     if (o.github) {
       const s = await publishStatuses({ config, layout, logger, github: o.github, now: now(), ...o.links });
       r.statuses = s.recorded;

@@ -9,7 +9,7 @@ import { createGitHubClient } from '../github/client.js';
 import { drain, type DrainJudging, type DrainLimits, type DrainResult } from '../grading/drain.js';
 import { octokitPort } from '../github/issues-port.js';
 import { octokitFeedback } from '../github/feedback-port.js';
-import { pullsFor } from '../github/pulls-port.js';
+import { octokitMerge, pullsFor } from '../github/pulls-port.js';
 import { importBookbags } from '../grading/import.js';
 import { judgeGrader } from '../grading/judge-verify.js';
 import { drainProgress } from '../grading/progress.js';
@@ -163,7 +163,7 @@ export async function drainJob(
   if (inputs.mode === 'judge') return judgeJob(inputs, config, logger, context);
 
   const requeued = await importAndRequeue(inputs, config, layout, queue, logger);
-  const { github, feedback, delivery } = githubPorts(inputs, config, layout, logger, context);
+  const { github, feedback, delivery, merge } = githubPorts(inputs, config, layout, logger, context);
   const { applied, verdicts } =
     inputs.mode === 'apply'
       ? await verdictsToApply(inputs, layout, queue, logger)
@@ -192,6 +192,7 @@ export async function drainJob(
       ...(github ? { github } : {}),
       ...(delivery ? { delivery } : {}),
       ...(feedback ? { feedback } : {}),
+      ...(merge ? { merge } : {}),
     }),
   );
   const report = withOutbox(drained, after);
@@ -238,7 +239,12 @@ function githubPorts(
     ...(token ? { token, pulls: pullsFor(token, logger) } : {}),
     ...(repository ? { repository } : {}),
   });
-  return { github, feedback, delivery };
+  // The guarded merge writes contents: the delivery token, only when `delivery.merge` asks for it.
+  const merge =
+    token && repository && config.delivery.merge !== 'off'
+      ? octokitMerge(createGitHubClient({ token, logger }), repository)
+      : undefined;
+  return { github, feedback, delivery, merge };
 }
 
 /**

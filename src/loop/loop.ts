@@ -15,6 +15,7 @@ import { LOCAL_RUN, type RunContext } from '../process/run-context.js';
 import { hostEnvOf } from '../process/env.js';
 import { watchDeliveries } from '../feedback/watch.js';
 import type { FeedbackPort } from '../feedback/port.js';
+import type { MergePort } from '../delivery/merge.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
 import { afterGrading, withOutbox } from './after-grading.js';
@@ -57,6 +58,8 @@ export interface LoopPorts {
   delivery?: Deliverer;
   /** Reads delivered pull requests: merged or closed unmerged (src/feedback/watch.ts). */
   feedback?: FeedbackPort;
+  /** The guarded merge (`delivery.merge`, src/delivery/merge.ts), with the delivery token. */
+  merge?: MergePort;
 }
 
 export interface LoopResult {
@@ -72,7 +75,7 @@ export interface LoopResult {
 
 export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   const { config, layout, logger } = o;
-  const { github, delivery, feedback } = o.ports ?? {};
+  const { github, delivery, feedback, merge } = o.ports ?? {};
   const context = o.context ?? LOCAL_RUN;
   const fetched = await logger.group('fetch-curriculum', () =>
     fetchCurriculum({ layout, config, source: o.source, logger }),
@@ -155,6 +158,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       links,
       ...(github ? { github } : {}),
       ...(delivery ? { delivery } : {}),
+      ...(merge ? { merge } : {}),
     }),
   );
 

@@ -6,7 +6,7 @@ import { octokitPort } from '../../github/issues-port.js';
 import { Outbox } from '../../outbox/outbox.js';
 import { octokitFeedback } from '../../github/feedback-port.js';
 import { githubSource } from '../../github/issues-source.js';
-import { octokitPulls } from '../../github/pulls-port.js';
+import { octokitMerge, octokitPulls } from '../../github/pulls-port.js';
 import { deliveryFor } from '../../delivery/setup.js';
 import { examplePaths, prepareExampleRepo } from '../../examples/prepare.js';
 import { requireSandbox, SandboxUnavailableError } from '../../sandbox/probe.js';
@@ -167,7 +167,12 @@ function deliveryOption(
       : {}),
     ...(repository ? { repository } : {}),
   });
-  return delivery ? { delivery } : {};
+  // The guarded merge (delivery.merge), with the same token, on pull requests delivery opened.
+  const merge =
+    delivery?.mode === 'pull-request' && client && repository && config.delivery.merge !== 'off'
+      ? octokitMerge(client, repository)
+      : undefined;
+  return { ...(delivery ? { delivery } : {}), ...(merge ? { merge } : {}) };
 }
 
 /** examples/school.yml with its paths made absolute, so `--example` works from any directory. */
