@@ -14,11 +14,14 @@ import type { Delivered, ScanOptions, ScanResult } from './scan.js';
  * red on the base too is `base-broken`: both are recorded (`ci.excused`) and alerted, and neither
  * plans a revision crew nor costs a score. What stays red is `ci` feedback, as before.
  *
- * Which base: the head of the branch the pull request targets (`base.sha`), not the commit the crew
- * started from. A `pull_request` workflow runs on the merge of the head into that branch as it is
- * now, so a base that broke after the crew started fails the pull request too; the crew's own base
- * may be days older and green. A base without the check (CI that runs on pull requests only, or
- * not yet) proves nothing: the failure stays the crew's.
+ * Which base: the branch the pull request targets as it is now — its checks asked by the branch's
+ * name (`base.ref`), which GitHub answers for the branch's head — not the commit the crew started
+ * from, nor the pull request's `base.sha` (the branch's head when the pull request was opened or
+ * last pushed to: GitHub does not move it when the branch moves). A `pull_request` workflow runs on
+ * the merge of the head into the branch as it is now, so a base that broke after the crew started
+ * fails the pull request too; the crew's own base may be days older and green. `base.sha` serves
+ * only where the branch's name is not known. A base without the check (CI that runs on pull requests
+ * only, or not yet) proves nothing: the failure stays the crew's.
  *
  * Statuses (CI outside Actions) and checks other apps post cannot be rerun: they are compared with
  * the base only. A rerun GitHub refuses (403: the token lacks `actions: write`) is recorded once
@@ -199,14 +202,19 @@ async function redOnBase(
   red: readonly Red[],
 ): Promise<{ sha?: string; names: Set<string> }> {
   const names = new Set<string>();
-  const baseSha = (await o.port.pull(d.pr)).baseSha;
-  if (!baseSha || baseSha === d.sha) return { names };
+  const pull = await o.port.pull(d.pr);
+  const base = pull.baseRef || pull.baseSha;
+  if (!base || base === d.sha) return { names };
+  let sha = /^[0-9a-f]{40}$/.test(base) ? base : undefined;
   if (red.some((x) => 'check' in x))
-    for (const c of newestByName(await o.port.checkRuns(baseSha)))
-      if (c.status === 'completed' && FAILED.has(c.conclusion ?? '')) names.add(c.name);
+    for (const c of newestByName(await o.port.checkRuns(base)))
+      if (c.status === 'completed' && FAILED.has(c.conclusion ?? '')) {
+        names.add(c.name);
+        sha ??= c.headSha;
+      }
   if (red.some((x) => 'status' in x))
-    for (const s of await o.port.statuses(baseSha)) if (STATUS_FAILED.has(s.state)) names.add(s.context);
-  return { sha: baseSha, names: new Set(red.map(nameOf).filter((n) => names.has(n))) };
+    for (const s of await o.port.statuses(base)) if (STATUS_FAILED.has(s.state)) names.add(s.context);
+  return { ...(sha ? { sha } : {}), names: new Set(red.map(nameOf).filter((n) => names.has(n))) };
 }
 
 /** What the revision brief quotes of the checks that stay red: the first three of each kind. */

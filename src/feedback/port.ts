@@ -62,6 +62,8 @@ export interface CheckRun {
   app?: string;
   /** The workflow run of an Actions job (from its `details_url`): failed jobs are rerun per run. */
   runId?: number;
+  /** The commit it ran on (`head_sha`): asked by branch name, the branch's head. */
+  headSha?: string;
 }
 
 /**

@@ -83,6 +83,7 @@ const toCheckRun = (c: Raw): CheckRun => ({
   conclusion: typeof c.conclusion === 'string' ? c.conclusion : null,
   ...(typeof (c.app as Raw | undefined)?.slug === 'string' ? { app: (c.app as Raw).slug as string } : {}),
   ...runIdOf(c.details_url),
+  ...(str(c.head_sha) ? { headSha: str(c.head_sha) } : {}),
 });
 
 const ROLES: readonly RepoRole[] = ['admin', 'maintain', 'write', 'triage', 'read', 'none'];

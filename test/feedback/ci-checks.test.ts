@@ -13,12 +13,15 @@ import { GitHubFake } from '../support/github-fake.js';
  * with a new check run attempt of the same name on the same commit.
  */
 const HEAD = 'a'.repeat(40);
+/** The base branch's head now; OPENED its head when the pull request was opened (`base.sha`). */
 const BASE = 'b'.repeat(40);
+const OPENED = 'c'.repeat(40);
 
 function world(o: { now?: () => Date } = {}) {
   const fake = new GitHubFake({ owner: 'o', repo: 'r' });
   const issue = fake.addIssue({ title: 'Add helper31' });
-  const pr = fake.openPull({ head: `school/issue-${issue.number}`, headSha: HEAD, baseSha: BASE });
+  const pr = fake.openPull({ head: `school/issue-${issue.number}`, headSha: HEAD, baseSha: OPENED });
+  fake.refs.set('heads/main', BASE); // the base moved since: GitHub leaves `base.sha` where it was
   const d: Delivered = { issue: issue.number, pr, crewId: `c${issue.number}-00000001`, sha: HEAD };
   const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
   let state: FeedbackState = feedbackFold.empty();
@@ -84,6 +87,8 @@ describe('failed CI that is not the crew’s (item 4)', () => {
     const { fake, d, scan } = world();
     failing(fake, HEAD);
     failing(fake, BASE);
+    // Green where the pull request was opened: the base broke since, and that is what counts.
+    fake.addCheckRun({ name: 'test', head_sha: OPENED, status: 'completed', conclusion: 'success' });
     fake.setStatus({ sha: HEAD, context: 'ci/jenkins', state: 'failure', description: '3 failed' });
     fake.setStatus({ sha: BASE, context: 'ci/jenkins', state: 'error', description: 'broken' });
 
@@ -95,9 +100,10 @@ describe('failed CI that is not the crew’s (item 4)', () => {
       ['test', 'base-broken', BASE],
       ['ci/jenkins', 'base-broken', BASE],
     ]);
-    // The base is the head of the branch the pull request targets, as GitHub reports it.
-    expect(fake.requestsTo(`/commits/${BASE}/check-runs`)).toHaveLength(1);
-    expect(fake.requestsTo(`/commits/${BASE}/status`)).toHaveLength(1);
+    // The base is the branch the pull request targets as it is now, asked by its name.
+    expect(fake.requestsTo('/commits/main/check-runs')).toHaveLength(1);
+    expect(fake.requestsTo('/commits/main/status')).toHaveLength(1);
+    expect(fake.requestsTo(`/commits/${OPENED}`)).toHaveLength(0);
     expect(fake.reruns).toHaveLength(1);
     expect(d.sha).toBe(HEAD);
   });

@@ -60,6 +60,7 @@ async function school(head: string, base: string) {
   const layout = new StateLayout(stateDir);
   const n = fake.addIssue({ title: `Add helper ${schools}` }).number;
   const pr = fake.openPull({ head: `school/issue-${n}`, headSha: head, baseSha: base });
+  fake.refs.set('heads/main', base); // the base branch's head: its checks are the base's
   writeCurriculum(layout, [curriculumItem(n)]);
   await recordHeartbeat(layout, config, {
     daemon: 'd1',

@@ -439,6 +439,16 @@ export class GitHubFake {
     });
   }
 
+  /**
+   * The commit a ref names, as the commits endpoints read `{ref}`: a SHA, or a branch's head (the
+   * test's repository, else `refs`). Failed CI asks the base's checks by the branch's name.
+   */
+  resolveRef(ref: string): string {
+    if (/^[0-9a-f]{40}$/.test(ref)) return ref;
+    const branch = ref.replace(/^(refs\/)?heads\//, '');
+    return this.branchHead?.(branch) ?? this.refs.get(`heads/${branch}`) ?? ref;
+  }
+
   /** A pull request's base head as GitHub reports it (`base.sha`). */
   baseOf(p: GitHubFake['pulls'][number]): string {
     return this.branchHead?.(p.base) ?? p.baseSha ?? this.refs.get(`heads/${p.base}`) ?? '0'.repeat(40);
@@ -825,10 +835,11 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
     // As GitHub: `filter=latest` (the default) lists the newest run of each name, so a rerun's
     // attempt replaces the failed one; `filter=all` lists every attempt.
     route('get', '/repos/:owner/:repo/commits/:ref/check-runs', 'read', ({ url, params }) => {
+      const sha = fake.resolveRef(decodeURIComponent(String(params.ref)));
       const runs =
         url.searchParams.get('filter') === 'all'
-          ? fake.checkRuns.filter((r) => r.head_sha === params.ref)
-          : fake.latestCheckRuns(String(params.ref));
+          ? fake.checkRuns.filter((r) => r.head_sha === sha)
+          : fake.latestCheckRuns(sha);
       const perPage = Math.min(100, Number(url.searchParams.get('per_page') ?? 30) || 30);
       return HttpResponse.json({
         total_count: runs.length,
@@ -846,8 +857,9 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
     // As GitHub's combined status: the latest status of each context, state `pending` when there
     // are none at all (so a reader must look at the statuses, not only the combined state).
     route('get', '/repos/:owner/:repo/commits/:ref/status', 'read', ({ params }) => {
+      const sha = fake.resolveRef(decodeURIComponent(String(params.ref)));
       const latest = new Map<string, FakeStatus>();
-      for (const st of fake.statuses) if (st.sha === params.ref) latest.set(st.context, st);
+      for (const st of fake.statuses) if (st.sha === sha) latest.set(st.context, st);
       const list = [...latest.values()];
       const state = list.some((x) => x.state === 'failure' || x.state === 'error')
         ? 'failure'
@@ -856,7 +868,7 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
           : 'pending';
       return HttpResponse.json({
         state,
-        sha: params.ref,
+        sha,
         total_count: list.length,
         statuses: list.map((x, i) => ({
           id: i + 1,
