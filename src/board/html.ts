@@ -108,11 +108,21 @@ function control(view: SchoolView): string {
         )
         .join('')
     : '<p data-testid="no-pause">Not paused.</p>';
+  const agents = (view.pauses.agents ?? [])
+    .map(
+      (p) =>
+        `<p data-testid="agent-pause">Agent ${h(p.agent)} paused since ${h(p.since)} until ${h(p.until ?? 'cleared')}: ${h(p.reason)}; other agents are still planned</p>`,
+    )
+    .join('');
   const cleared = view.pauses.lastCleared
     ? `<p>Last pause cleared ${h(view.pauses.lastCleared.at)}: ${h(view.pauses.lastCleared.reason)}</p>`
     : '';
+  // Back-pressure on review (src/dispatch/back-pressure.ts): the line the plan prints.
+  const review = view.review
+    ? `<p class="${view.review.full || view.review.agents.some((a) => a.full) ? 'pause' : ''}" data-testid="review" data-waiting="${view.review.waiting}">${h(view.review.line[0]!.toUpperCase() + view.review.line.slice(1))}</p>`
+    : '';
   return (
-    `<section class="block" data-testid="control"><h2>Pauses and spend</h2>${pauses}${cleared}` +
+    `<section class="block" data-testid="control"><h2>Pauses and spend</h2>${pauses}${agents}${cleared}${review}` +
     `<p data-testid="spend" data-spent="${view.spend.spentUsd}"${view.spend.capUsd !== undefined ? ` data-cap="${view.spend.capUsd}"` : ''}>Spend: ${h(spendLine(view.spend))}</p>` +
     budgets(view) +
     `<p>Grading queue: <span data-testid="queue-depth">${view.queue.depth}</span> waiting, ${view.queue.deadLetters} dead letter(s).</p></section>`

@@ -5,6 +5,7 @@ import { stringify } from 'yaml';
 import { dispatchSummary } from '../../src/actions/dispatch-crew/summary.js';
 import { buildView } from '../../src/board/view.js';
 import { renderTerminal } from '../../src/board/terminal.js';
+import { renderHtml } from '../../src/board/html.js';
 import { controlMarkdown } from '../../src/board/summary.js';
 import { parseConfig } from '../../src/config/load.js';
 import { describePlan } from '../../src/cli/commands/dispatch.js';
@@ -149,6 +150,7 @@ describe('back-pressure on review: delivery.maxOpenPullRequests', () => {
       'Waiting for review: 1 (and 1 new issue(s) in progress); at the limit delivery.maxOpenPullRequests 2',
     );
     expect(controlMarkdown(view)).toContain('**Waiting for review: 1');
+    expect(renderHtml(view)).toMatch(/data-testid="review" data-waiting="1">Waiting for review: 1 /);
   });
 
   it('a closed unmerged pull request frees its place too; branch delivery has no limit', async () => {

@@ -7,7 +7,8 @@ import type { Command } from '../commands.js';
 const HELP = `Usage: school status [--json] [--config FILE] [--state-dir DIR]
 
 The school board in the terminal: counts per lane, the items in the active lanes, pauses and
-their reasons, spend against the cap, per-daemon load and the leaderboard.
+their reasons (the lines \`school pause --status\` prints), pull requests waiting for review and
+who back-pressure holds, spend against the cap, per-daemon load and the leaderboard.
 
   --json           print the view model (the same one the HTML report and job summaries use)
   --config FILE    school.yml (default: ./school.yml when present, else the defaults)
