@@ -143,6 +143,13 @@ describe.skipIf(!!noSandbox)('school crew stop|steer', () => {
       reason: 'wrong approach: see the design doc',
     });
 
+    // The board says who stopped which crew, and why.
+    const board = crew.school('status');
+    expect(board.out).toContain('Stopped and steered');
+    expect(board.out).toMatch(
+      /#1 stop by alice \(locally\) \(crew c1-\S+\): "wrong approach: see the design doc" — requested/,
+    );
+
     // The next loop does not undo the stop: the issue waits for a requeue.
     const next = crew.school('loop');
     expect(next.out).toContain('stopped by alice (locally)');
