@@ -1,5 +1,8 @@
 import type { SchoolConfig } from '../config/schema.js';
-import { makeRefreshBase } from '../delivery/refresh-base.js';
+import { ensureRefreshBase, makeRefreshBase } from '../delivery/refresh-base.js';
+import { readRegistry } from '../dispatch/registry.js';
+import { GradingQueue } from '../grading/queue.js';
+import { Outbox } from '../outbox/outbox.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import { runGit } from '../process/git.js';
@@ -170,4 +173,36 @@ export function driftText(d: Drift, limit: number | undefined, conflicts: readon
       : `It merged without conflicts; check that the change still works with what ${d.base} changed and fix what does not.`,
     'Do not undo the changes the base brought in.',
   ].join('\n');
+}
+
+/**
+ * A refresh crew's start — the school's merge of the base into the head — exists where the plan
+ * made it. A job that judges or delivers the crew's work in another checkout (the workflow's judge
+ * and grade jobs) makes it again first, from the plan's head and base (the same commit: see
+ * src/delivery/refresh-base.ts): for each refresh crew still to be graded or delivered. Never throws:
+ * one that cannot be made is a warning, and its judging or delivery then says what is missing.
+ */
+export async function ensureRefreshBases(o: {
+  config: SchoolConfig;
+  layout: StateLayout;
+  logger: Logger;
+}): Promise<number> {
+  let made = 0;
+  try {
+    const waiting = new Set<string>();
+    for (const j of Object.values(new GradingQueue(o.layout).state().jobs))
+      if (j.status !== 'graded') waiting.add(j.job.crewId);
+    for (const i of new Outbox(o.layout).pending())
+      if (i.entry.kind === 'delivery' && i.entry.crewId) waiting.add(i.entry.crewId);
+    for (const c of Object.values(readRegistry(o.layout).crews)) {
+      const r = c.revision;
+      if (!r?.refresh || !waiting.has(c.crewId)) continue;
+      const why = await ensureRefreshBase(o.config.repoPath, r.headSha, r.refresh, o.config.delivery.author);
+      if (why) o.logger.warning(`refresh crew ${c.crewId}: ${why}`);
+      else made++;
+    }
+  } catch (e) {
+    o.logger.warning(`refresh crews' starting merges not checked: ${message(e)}`);
+  }
+  return made;
 }

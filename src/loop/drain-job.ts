@@ -36,6 +36,7 @@ import { Outbox, type OutboxCounts } from '../outbox/outbox.js';
 import type { WatchResult } from '../feedback/watch.js';
 import { afterGrading, withOutbox } from './after-grading.js';
 import { statusLinks } from '../feedback/status.js';
+import { ensureRefreshBases } from '../feedback/drift.js';
 import { requeueDeadLetters, type Requeued } from '../grading/requeue.js';
 import { hostEnvOf } from '../process/env.js';
 import { auditActor, LOCAL_RUN, type RunContext } from '../process/run-context.js';
@@ -311,6 +312,9 @@ async function importAndRequeue(
   }
   const requeued = await requeueDeadLetters(queue, inputs.deadLetters.requeue);
   for (const j of requeued) logger.info(`requeued ${j.jobKey}; previous failure: ${j.previousFailure}`);
+  // A refresh crew started from the school's merge of the base into the head, made in the plan
+  // job's checkout: this one makes it again before judging or delivering (src/feedback/drift.ts).
+  await ensureRefreshBases({ config, layout, logger });
   return requeued;
 }
 
