@@ -541,6 +541,86 @@ export class GitHubFake {
     this.conflictPull(pr, conflict);
   }
 
+  // ---- Merging: `PUT /pulls/{n}/merge`, `mergeable` while GitHub computes it, branch protection ----
+  // GitHub computes a pull request's mergeability in the background: the first `GET /pulls/{n}`
+  // after a push (or after it opens) answers `mergeable: null`, `mergeable_state: unknown`; the next
+  // one the result. The merge endpoint refuses as GitHub does: 409 when `sha` is not the head, 405
+  // when the pull request cannot be merged (a conflict, a draft, approvals branch protection asks
+  // for), 422 when a required check is not green.
+  /** Per pull request: whether it conflicts with its base, and whether GitHub is still computing. */
+  readonly merging = new Map<number, { conflict: boolean; computing: boolean }>();
+  /** Branch protection of every base: approving reviews and check names required to merge. */
+  protection: { approvals: number; checks: string[] } = { approvals: 0, checks: [] };
+  /** Merge requests answered 200 (pull request, the `sha` asked, the method). */
+  readonly merges: Array<{ pr: number; sha?: string; method: string }> = [];
+
+  private mergingOf(pr: number): { conflict: boolean; computing: boolean } {
+    let m = this.merging.get(pr);
+    if (!m) this.merging.set(pr, (m = { conflict: false, computing: true }));
+    return m;
+  }
+
+  /**
+   * Someone else pushes to a pull request's branch: its head moves (`sha`, for a test without a
+   * repository behind `branchHead`; with one, push to it first), its `updated_at` moves and GitHub
+   * computes its mergeability again.
+   */
+  pushToPull(pr: number, sha?: string): void {
+    const p = this.mustPull(pr);
+    if (sha) p.headSha = sha;
+    this.mergingOf(pr).computing = true;
+    this.mustIssue(pr).updated_at = this.now();
+  }
+
+  /** The base moved under the pull request so that it conflicts (or no longer does). */
+  conflictPull(pr: number, conflict = true): void {
+    const m = this.mergingOf(pr);
+    m.conflict = conflict;
+    m.computing = true;
+  }
+
+  /** Branch protection: `approvals` approving reviews and these checks green before a merge. */
+  protect(p: { approvals?: number; checks?: string[] }): void {
+    this.protection = { approvals: p.approvals ?? 0, checks: p.checks ?? [] };
+  }
+
+  /** The mergeability fields of `GET /pulls/{n}`: null once after a change, then computed. */
+  mergeableJson(p: GitHubFake['pulls'][number]): Record<string, unknown> {
+    if (p.state === 'closed') return { mergeable: null, mergeable_state: 'unknown' };
+    const m = this.mergingOf(p.number);
+    if (m.computing) {
+      m.computing = false;
+      return { mergeable: null, mergeable_state: 'unknown' };
+    }
+    if (m.conflict) return { mergeable: false, mergeable_state: 'dirty' };
+    if (p.draft) return { mergeable: true, mergeable_state: 'draft' };
+    return { mergeable: true, mergeable_state: this.mergeBlock(p) ? 'blocked' : 'clean' };
+  }
+
+  /** What branch protection still asks of a pull request, as GitHub's refusal says it. */
+  mergeBlock(p: GitHubFake['pulls'][number]): { status: 405 | 422; message: string } | undefined {
+    const approved = (this.reviews.get(p.number) ?? []).filter((r) => r.state === 'APPROVED').length;
+    if (approved < this.protection.approvals)
+      return {
+        status: 405,
+        message: `At least ${this.protection.approvals} approving review${this.protection.approvals > 1 ? 's are' : ' is'} required by reviewers with write access.`,
+      };
+    const head = this.headOf(p);
+    for (const name of this.protection.checks) {
+      const run = this.checkRuns.filter((r) => r.head_sha === head && r.name === name).at(-1);
+      const status = this.statuses.filter((x) => x.sha === head && x.context === name).at(-1);
+      const green =
+        (run?.status === 'completed' && ['success', 'neutral', 'skipped'].includes(run.conclusion ?? '')) ||
+        status?.state === 'success';
+      if (!green)
+        return {
+          status: 422,
+          message: `Required status check "${name}" is ${run || status ? 'not successful' : 'expected'}.`,
+        };
+    }
+    return undefined;
+  }
+
   get handlers(): HttpHandler[] {
     return githubHandlers(this);
   }
@@ -702,7 +782,12 @@ function apiError(status: number, message: string, headers: Record<string, strin
 
 /** The msw handlers of a fake. Any origin matches, so GITHUB_API_URL may point anywhere. */
 export function githubHandlers(fake: GitHubFake): HttpHandler[] {
-  const route = (method: 'get' | 'post' | 'patch' | 'delete', path: string, need: Need, fn: Resolver) =>
+  const route = (
+    method: 'get' | 'post' | 'patch' | 'put' | 'delete',
+    path: string,
+    need: Need,
+    fn: Resolver,
+  ) =>
     http[method](`*${path}`, async ({ request, params }) => {
       const url = new URL(request.url);
       const entry: FakeRequest = {
@@ -813,7 +898,35 @@ export function githubHandlers(fake: GitHubFake): HttpHandler[] {
     }),
     route('get', '/repos/:owner/:repo/pulls/:number', 'read', ({ params }) => {
       const pr = fake.mustPull(Number(params.number));
-      return HttpResponse.json(pullJson(fake, pr));
+      // Only the single pull request carries its mergeability, as on GitHub (the list does not).
+      return HttpResponse.json({
+        ...pullJson(fake, pr),
+        updated_at: fake.mustIssue(pr.number).updated_at,
+        ...fake.mergeableJson(pr),
+      });
+    }),
+    // Merging (the block of GitHubFake above): 409 a stale `sha`, 405 not mergeable, 422 checks.
+    route('put', '/repos/:owner/:repo/pulls/:number/merge', 'write', async ({ request, params }) => {
+      const pr = fake.mustPull(Number(params.number));
+      const b = ((await request.json().catch(() => ({}))) ?? {}) as { sha?: unknown; merge_method?: unknown };
+      const method = b.merge_method ?? 'merge';
+      if (method !== 'merge' && method !== 'squash' && method !== 'rebase')
+        return apiError(422, 'Validation Failed: merge_method');
+      if (pr.state === 'closed') return apiError(405, 'Pull Request is not mergeable');
+      if (b.sha !== undefined && b.sha !== fake.headOf(pr))
+        return apiError(409, 'Head branch was modified. Review and try the merge again.');
+      const m = fake.merging.get(pr.number);
+      if (pr.draft || m?.conflict) return apiError(405, 'Pull Request is not mergeable');
+      const block = fake.mergeBlock(pr);
+      if (block) return apiError(block.status, block.message);
+      const sha = createHash('sha1')
+        .update(`merge:${pr.number}:${fake.headOf(pr)}`)
+        .digest('hex');
+      fake.merges.push({ pr: pr.number, ...(typeof b.sha === 'string' ? { sha: b.sha } : {}), method });
+      pr.state = 'closed';
+      pr.merged = true;
+      fake.updateIssue(pr.number, { state: 'closed' });
+      return HttpResponse.json({ sha, merged: true, message: 'Pull Request successfully merged' });
     }),
     route('get', '/repos/:owner/:repo/pulls/:number/reviews', 'read', ({ request, url, params }) => {
       fake.mustPull(Number(params.number));
