@@ -5,7 +5,10 @@ import { configSchema } from '../../src/config/schema.js';
 import { ensureRefreshBase, refreshParents } from '../../src/delivery/refresh-base.js';
 import type { CrewRegistry } from '../../src/dispatch/registry.js';
 import { decideRevision } from '../../src/dispatch/revision.js';
-import { checkDrift } from '../../src/feedback/drift.js';
+import { checkDrift, ensureRefreshBases } from '../../src/feedback/drift.js';
+import { crewLog } from '../../src/dispatch/registry.js';
+import { enqueueGradingJob } from '../../src/grading/enqueue.js';
+import { event } from '../../src/state/event-log.js';
 import { readFeedback } from '../../src/feedback/log.js';
 import { octokitFeedback } from '../../src/github/feedback-port.js';
 import { createGitHubClient } from '../../src/github/client.js';
@@ -170,5 +173,61 @@ describe('base drift (docs/delivery.md, "Refresh")', () => {
     off.fake.moveBranch(off.base, { 'helper.txt': 'conflict\n' });
     expect(await off.check()).toEqual({ measured: [], refreshes: [], computing: [] });
     expect(off.fake.requests).toEqual([]);
+  });
+
+  it('a job that judges or delivers a refresh crew in another checkout makes its starting merge again', async () => {
+    const s = setup('judge-job');
+    s.fake.moveBranch(s.base, { 'helper.txt': 'export const fromBase = 1;\n' });
+    await s.check();
+    const f = (await s.check()).refreshes[0]!;
+    // The judge job: another checkout, the same state (imported from the crew job).
+    const other = join(s.root, 'judge');
+    git(s.root, 'clone', '-q', s.bare, other);
+    const config = { ...s.config, repoPath: other };
+    const revision = {
+      round: 1,
+      of: 3,
+      pr: s.pr,
+      branch: 'school/issue-1',
+      headSha: f.headSha,
+      revises: 'c1-delivered',
+      feedback: [f.id],
+      refresh: f.refresh!,
+    };
+    await crewLog(s.layout).append([
+      event(
+        'crew.planned',
+        'planned:c2-refresh',
+        {
+          crewId: 'c2-refresh',
+          issueNumber: s.issue.number,
+          daemon: 'd1',
+          agent: 'student',
+          weight: 'standard',
+          fences: [],
+          repair: false,
+          attempt: 1,
+          revision,
+        },
+        new Date(),
+      ),
+    ]);
+    // Not yet to be graded: nothing made.
+    expect(await ensureRefreshBases({ config, layout: s.layout, logger: s.logger })).toBe(0);
+    expect(gitOut(other, 'cat-file', '-e', f.headSha).ok).toBe(false);
+    await enqueueGradingJob(s.layout, {
+      issueNumber: s.issue.number,
+      crewId: 'c2-refresh',
+      agent: 'student',
+      domain: 'general',
+      difficulty: 1,
+      fences: [],
+      bookbag: 'bookbags/c2-refresh',
+    });
+    expect(await ensureRefreshBases({ config, layout: s.layout, logger: s.logger })).toBe(1);
+    expect(gitOut(other, 'rev-parse', `${f.headSha}^1`, `${f.headSha}^2`).out.split('\n')).toEqual([
+      s.head,
+      f.refresh!.baseSha,
+    ]);
   });
 });
