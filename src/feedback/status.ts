@@ -154,7 +154,13 @@ export function issueStatuses(i: StatusInputs): Map<number, IssueStatus> {
           ? `${i.repoUrl}/actions/runs/${c.plannedBy.runId}`
           : i.runUrl;
       out.set(issue, { state: 'running', ...who, ...(runUrl ? { runUrl } : {}) });
-    } else if (state?.kind === 'stopped')
+    } else if (state?.kind === 'stopped' && state.stoppedBy)
+      // A person's stop (docs/crews.md, "Steering and stopping a crew"): named, never mentioned.
+      out.set(issue, {
+        state: 'stopped',
+        reason: `its crew was stopped by ${inlineCode(state.stoppedBy)}; the school waits for a maintainer (\`school requeue\` starts over)`,
+      });
+    else if (state?.kind === 'stopped')
       out.set(issue, {
         state: 'stopped',
         reason: state.orphaned
