@@ -162,7 +162,18 @@ writeFileSync(process.env.SCHOOL_USAGE_FILE, JSON.stringify({ inputTokens: 1, ou
         delivery: { author: { name: 'School Bot', email: 'bot@school.test' } },
       });
       const layout = new StateLayout(config.stateDir);
-      const fake = new GitHubFake({ now: () => new Date() });
+      // GitHub reports a pull request's head from the repository: the branch on origin (a head
+      // that is not the delivered commit would be someone's push, judged again).
+      const fake = new GitHubFake({
+        now: () => new Date(),
+        branchHead: (branch) => {
+          try {
+            return git(bare, 'rev-parse', '--verify', '-q', `refs/heads/${branch}`) || undefined;
+          } catch {
+            return undefined;
+          }
+        },
+      });
       const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
       const logger = memoryLogger();
       const feedback = countingFeedback(octokitFeedback(client, 'octo/school'));
