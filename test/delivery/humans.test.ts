@@ -46,7 +46,17 @@ describe('humans in the loop: status comment, delivery, idle cycles, the merge a
       });
       const layout = new StateLayout(config.stateDir);
       // GitHub's clock is the real one here: the first scan asks from the first delivery's time.
-      const fake = new GitHubFake({ now: () => new Date() });
+      // A pull request's head is the branch on origin, as GitHub reads it.
+      const fake = new GitHubFake({
+        now: () => new Date(),
+        branchHead: (branch) => {
+          try {
+            return git(bare, 'rev-parse', '--verify', '-q', `refs/heads/${branch}`) || undefined;
+          } catch {
+            return undefined;
+          }
+        },
+      });
       const issue = fake.addIssue({ title: 'Rename helper31' });
       const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
       const logger = memoryLogger();
