@@ -5,13 +5,12 @@ import {
   fileRows,
   parseCheckpointInputs,
   runCheckpoint
-} from "../chunks/chunk-SUHM4H7X.js";
+} from "../chunks/chunk-ECTXPUSM.js";
 import {
   actionsArtifactPort,
   actionsCachePort
-} from "../chunks/chunk-Q5YSL5RN.js";
-import "../chunks/chunk-7YVYIBRD.js";
-import "../chunks/chunk-7WEKAQ53.js";
+} from "../chunks/chunk-MUC3Z2UQ.js";
+import "../chunks/chunk-RV3A35KH.js";
 import {
   actionsLogger,
   boardSummaryFrom,
@@ -20,11 +19,11 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-TGQ23LOK.js";
+} from "../chunks/chunk-UHVUGTNX.js";
 import {
   ConfigError,
   runContextFrom
-} from "../chunks/chunk-OMBJDN52.js";
+} from "../chunks/chunk-L5B5ESMD.js";
 import {
   getInput,
   setOutput

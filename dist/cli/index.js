@@ -9,32 +9,29 @@ import {
   serializeLog,
   textReport,
   unionLogs
-} from "../chunks/chunk-SUHM4H7X.js";
+} from "../chunks/chunk-ECTXPUSM.js";
 import {
+  EXIT,
   GiB,
   Predictor,
   STOP_POLL_MS,
   TESTED_VERSIONS,
   checkParity,
-  clearPause,
-  controlEvents,
-  controlLog,
   crewPreflight,
+  deniedBy,
   freeDiskBytes,
   gib,
   nextCycle,
   orcaSettings,
   orcaUnavailable,
-  pauseSchool,
-  pauseStatus,
   planStep,
   progressLine,
   refusedPlan,
-  requeueIssue,
   runCrewFromSpec,
   runStep,
-  sandboxVisibilityProblems
-} from "../chunks/chunk-KXKODZFE.js";
+  sandboxVisibilityProblems,
+  worstExit
+} from "../chunks/chunk-HP5X75QA.js";
 import {
   afterGrading,
   countsLine,
@@ -43,13 +40,14 @@ import {
   drain,
   drainProgress,
   leaderboardTable,
+  octokitMerge,
   octokitPulls,
   pullsFor,
   renderText,
   requeueDeadLetters,
   verdictTable,
   withOutbox
-} from "../chunks/chunk-BXFGCH6D.js";
+} from "../chunks/chunk-O34X643E.js";
 import {
   AgentChooser,
   NO_AGENTS,
@@ -77,27 +75,20 @@ import {
   verifyOnCleanCheckout,
   watchDeliveries,
   which
-} from "../chunks/chunk-TJMPCUE6.js";
-import {
-  BOOKBAG_FILES,
-  git,
-  groupAlive,
-  killGroup,
-  runProcess,
-  runProcessSync
-} from "../chunks/chunk-7YVYIBRD.js";
+} from "../chunks/chunk-MVZPFYST.js";
 import {
   fetchCurriculum
-} from "../chunks/chunk-YAHGP3QF.js";
+} from "../chunks/chunk-QN56KI7H.js";
 import {
   consoleLogger
-} from "../chunks/chunk-7WEKAQ53.js";
+} from "../chunks/chunk-RV3A35KH.js";
 import {
   createGitHubClient,
   githubSource
-} from "../chunks/chunk-AOLRWQVB.js";
+} from "../chunks/chunk-QAE3VMZN.js";
 import {
   ACTIVE_LANES,
+  BOOKBAG_FILES,
   CAPACITY_CLASSES,
   ConfigError,
   CorruptStateError,
@@ -120,34 +111,46 @@ import {
   budgetLine,
   buildView,
   childEnv,
+  clearPause,
   clip,
   configJsonSchema,
   contestLine,
+  controlEvents,
+  controlLine,
+  controlLog,
   costCells,
   costHeader,
   costNote,
   escapeHtml,
   event,
   fsyncDir,
+  git,
+  groupAlive,
   headline,
   hostEnvOf,
   humansLine,
   ignoredLine,
   issueStates,
+  killGroup,
   leaderboard,
   ledgerFold,
   loadConfig,
   message,
   parseConfig,
   parseRepository,
+  pauseFacts,
+  pauseSchool,
   percent,
   readRegistry,
   readSchool,
   redactText,
   registerSecret,
+  requeueIssue,
   require_dist,
   resolveConfig,
   runContextFrom,
+  runProcess,
+  runProcessSync,
   runsOn,
   runsOnText,
   score,
@@ -159,7 +162,7 @@ import {
   withLock,
   writeFileAtomic,
   writeTextAtomic
-} from "../chunks/chunk-OMBJDN52.js";
+} from "../chunks/chunk-L5B5ESMD.js";
 import "../chunks/chunk-YI7EFUNK.js";
 import {
   __name,
@@ -561,32 +564,6 @@ var configCommand = {
 
 // src/cli/commands/crew.ts
 import { userInfo } from "node:os";
-
-// src/cli/exit.ts
-var EXIT = { done: 0, failed: 1, config: 2, denied: 3 };
-function worstExit(...codes) {
-  for (const c of [EXIT.config, EXIT.failed, EXIT.denied]) if (codes.includes(c)) return c;
-  return EXIT.done;
-}
-__name(worstExit, "worstExit");
-var GATES = /* @__PURE__ */ new Set([
-  "state-corrupt",
-  "spend-cap",
-  "daily-budget",
-  "paused",
-  "time-budget",
-  "fleet-offline",
-  "disk-floor"
-]);
-function deniedBy(plan) {
-  if (plan.assignments.length > 0) return void 0;
-  if (plan.blocked) return plan.blocked;
-  if (plan.loud) return plan.loud;
-  return plan.refused.find((r) => GATES.has(r.code))?.reason;
-}
-__name(deniedBy, "deniedBy");
-
-// src/cli/commands/crew.ts
 var HELP2 = `Usage: school crew stop ISSUE [--reason TEXT]
        school crew steer ISSUE TEXT
 Tells the crew planned or running for an issue what a person decided (docs/crews.md, "Steering and
@@ -2530,7 +2507,7 @@ __name(childGroups, "childGroups");
 // src/loop/loop.ts
 async function runLoop(o) {
   const { config, layout, logger } = o;
-  const { github, delivery: delivery2, feedback } = o.ports ?? {};
+  const { github, delivery: delivery2, feedback, merge } = o.ports ?? {};
   const context = o.context ?? LOCAL_RUN;
   const fetched = await logger.group(
     "fetch-curriculum",
@@ -2595,7 +2572,8 @@ async function runLoop(o) {
       logger,
       links,
       ...github ? { github } : {},
-      ...delivery2 ? { delivery: delivery2 } : {}
+      ...delivery2 ? { delivery: delivery2 } : {},
+      ...merge ? { merge } : {}
     })
   );
   const board = drained.fatal ? [] : leaderboard(new ScoreLedger(layout).state());
@@ -2734,7 +2712,8 @@ function deliveryOption(config, layout, logger, client, repository) {
     ...client && process.env.GITHUB_TOKEN ? { token: process.env.GITHUB_TOKEN, pulls: /* @__PURE__ */ __name((r) => octokitPulls(client, r), "pulls") } : {},
     ...repository ? { repository } : {}
   });
-  return delivery2 ? { delivery: delivery2 } : {};
+  const merge = delivery2?.mode === "pull-request" && client && repository && config.delivery.merge !== "off" ? octokitMerge(client, repository) : void 0;
+  return { ...delivery2 ? { delivery: delivery2 } : {}, ...merge ? { merge } : {} };
 }
 __name(deliveryOption, "deliveryOption");
 function exampleConfig() {
@@ -2840,6 +2819,141 @@ function noVerdict(d) {
 }
 __name(noVerdict, "noVerdict");
 
+// src/board/terminal.ts
+var ITEMS_PER_LANE = LISTED_ITEMS;
+var LEADERS = 10;
+function table(rows, indent = "  ") {
+  return renderText(rows).trimEnd().split("\n").map((line) => indent + line);
+}
+__name(table, "table");
+function itemRow(item2) {
+  const flags = item2.repair ? " (repair)" : "";
+  return [
+    `#${item2.issue}`,
+    clip(item2.title, 48) + flags,
+    item2.crewId ?? "\u2014",
+    item2.agent ?? "\u2014",
+    where(item2.daemon, item2.slot),
+    age(item2.ageSeconds),
+    clip(item2.delivery ? `\u2192 ${item2.delivery.url ?? item2.delivery.branch}` : item2.reason ?? "", 60)
+  ];
+}
+__name(itemRow, "itemRow");
+function renderTerminal(view) {
+  const out = [];
+  out.push(`School board  ${view.generatedAt}  state ${view.stateDir}`);
+  if (!view.healthy) {
+    out.push(
+      "",
+      `!! ${LANE_LABELS.error.toUpperCase()} (${view.problems.length}): the board below may be incomplete`
+    );
+    for (const p of view.problems) {
+      out.push(`  ${p.file}: ${p.message}`);
+      if (p.quarantinedTo) out.push(`    quarantined copy: ${p.quarantinedTo}`);
+    }
+  }
+  out.push("", "Lanes");
+  out.push(
+    ...table(
+      view.lanes.map((l) => [l.label, String(l.count) + (l.incomplete ? "?" : ""), l.incomplete ?? ""])
+    )
+  );
+  if (view.alerts?.length) {
+    out.push("", "The school's own failures (not the crews'):");
+    for (const a of view.alerts)
+      out.push(`  ${a.kind}${a.issue ? ` (issue #${a.issue})` : ""} ${a.at}: ${a.detail}`);
+  }
+  out.push("", ...pauseLines(view.pauses));
+  if (view.review) out.push("", `${view.review.line[0].toUpperCase()}${view.review.line.slice(1)}`);
+  out.push("", `Spend: ${spendLine(view.spend)}`);
+  if (view.budgets.length) out.push("Budgets", ...view.budgets.map((b) => `  ${budgetLine(b)}`));
+  out.push(`Grading queue: ${view.queue.depth} waiting, ${view.queue.deadLetters} dead letter(s)`);
+  for (const id of ACTIVE_LANES) {
+    const lane2 = view.lanes.find((l) => l.id === id);
+    if (!lane2 || lane2.count === 0) continue;
+    out.push("", `${lane2.label} (${lane2.count})`);
+    out.push(
+      ...table([
+        ["issue", "title", "crew", "agent", "where", "age", "reason"],
+        ...lane2.items.slice(0, ITEMS_PER_LANE).map(itemRow)
+      ])
+    );
+    if (lane2.count > ITEMS_PER_LANE)
+      out.push(`  \u2026 and ${lane2.count - ITEMS_PER_LANE} more (see --json or the HTML report)`);
+  }
+  if (view.daemons.length) {
+    out.push("", "Daemons");
+    out.push(
+      ...table([
+        ["daemon", "slots", "running", "planned", "load", "roster", "class"],
+        ...view.daemons.map((d) => [
+          d.id + (d.configured ? "" : " (not configured)"),
+          String(d.slots),
+          String(d.running),
+          String(d.planned),
+          percent(d.load),
+          d.online ? `online (seen ${d.lastSeen})` : `OFFLINE: ${d.offlineReason ?? "no heartbeat"}`,
+          d.effectiveClass ?? "\u2014"
+        ])
+      ])
+    );
+  }
+  out.push("", "Leaderboard");
+  const humans = view.leaderboard.overall.some((r) => r.human !== void 0);
+  if (view.leaderboard.overall.length === 0) out.push("  (no graded crews yet)");
+  else
+    out.push(
+      ...table([
+        ["rank", "agent", "score", "graded", "accepted", "rejected", ...humans ? ["by humans"] : []],
+        ...view.leaderboard.overall.slice(0, LEADERS).map((r) => [
+          String(r.rank),
+          r.agent,
+          score(r.score),
+          String(r.count),
+          String(r.accepted ?? "\u2014"),
+          String(r.rejected ?? "\u2014"),
+          ...humans ? [r.human !== void 0 ? `${score(r.human)} (${r.humanCount})` : "\u2014"] : []
+        ])
+      ])
+    );
+  const byHumans = humansLine(view.humans);
+  if (byHumans) out.push("", `By humans: ${byHumans}`);
+  if (view.costs.rows.length) {
+    out.push("", "Cost per agent and domain", `  ${costNote(view.costs)}`);
+    out.push(
+      ...table([costHeader(view.costs).map((c) => c.toLowerCase()), ...view.costs.rows.map(costCells)])
+    );
+  }
+  if (view.contests?.length) out.push("", "Contests", ...view.contests.map((c) => `  ${contestLine(c)}`));
+  if (view.feedbackIgnored?.length)
+    out.push("", "Feedback ignored", ...view.feedbackIgnored.map((f) => `  ${ignoredLine(f)}`));
+  if (view.controls?.length)
+    out.push("", "Stopped and steered", ...view.controls.map((c) => `  ${controlLine(c)}`));
+  return redactText(out.join("\n")) + "\n";
+}
+__name(renderTerminal, "renderTerminal");
+function pauseLines(pauses) {
+  const { active, agents = [], lastCleared } = pauses;
+  const out = [active.length ? `paused: yes (${active.length} pause(s))` : "paused: no"];
+  for (const p of active) {
+    out.push(`  PAUSED since ${p.since}${p.source ? ` (${p.source})` : ""}: ${p.reason}`);
+  }
+  if (active.length) {
+    const lifts = active.every((p) => p.until) ? active.map((p) => p.until).sort().at(-1) : void 0;
+    out.push(
+      lifts ? `  New launches wait until ${lifts}, when the pause lifts by itself, or until \`school pause --clear\`.` : "  New launches wait until the pause is cleared (`school pause --clear`)."
+    );
+  }
+  for (const p of agents) {
+    out.push(
+      `agent ${p.agent} paused since ${p.since} until ${p.until ?? "cleared"}${p.source ? ` (${p.source})` : ""}: ${p.reason}; other agents are still planned`
+    );
+  }
+  if (lastCleared) out.push(`last cleared: ${lastCleared.at} (${lastCleared.reason})`);
+  return out;
+}
+__name(pauseLines, "pauseLines");
+
 // src/cli/commands/pause.ts
 var OPTIONS7 = verbOptions(["reason", "config", "state-dir"], ["clear", "status"]);
 var HELP11 = `Usage: school pause --reason TEXT     pause new launches (running crews finish)
@@ -2887,11 +3001,7 @@ var pauseCommand = {
   }
 };
 function describe(layout) {
-  const s = pauseStatus(layout);
-  const lines = [s.paused ? `paused: yes (${s.pauses.length} pause(s))` : "paused: no"];
-  for (const p of s.pauses) lines.push(`  ${p.at} [${p.source}] ${p.reason}`);
-  if (s.lastCleared) lines.push(`last cleared: ${s.lastCleared.at} (${s.lastCleared.reason})`);
-  return redactText(lines.join("\n")) + "\n";
+  return redactText(pauseLines(pauseFacts(readSchool(layout), /* @__PURE__ */ new Date())).join("\n")) + "\n";
 }
 __name(describe, "describe");
 
@@ -3015,7 +3125,7 @@ function queueSvg(view) {
 __name(queueSvg, "queueSvg");
 
 // src/board/html.ts
-var ITEMS_PER_LANE = 100;
+var ITEMS_PER_LANE2 = 100;
 var CSS = `
 :root{--bg:#f6f7f9;--card:#fff;--ink:#1b1f24;--mute:#5b6470;--line:#d9dde3;--ok:#2e8b57;--bad:#c0392b;--warn:#d68910;--run:#2f6fd6;--dead:#6c3483}
 *{box-sizing:border-box}body{margin:0;font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;background:var(--bg);color:var(--ink)}
@@ -3052,8 +3162,8 @@ function delivery(d) {
 }
 __name(delivery, "delivery");
 function lane(l) {
-  const more = l.count > ITEMS_PER_LANE ? `<li class="m">\u2026 and ${l.count - ITEMS_PER_LANE} more</li>` : "";
-  return `<section class="lane lane-${l.id}" id="lane-${l.id}" data-testid="lane-${l.id}" data-count="${l.count}"><h3><span>${h(l.label)}</span><span class="count" data-testid="lane-count-${l.id}">${l.count}</span></h3>` + (l.incomplete ? `<p class="incomplete">${h(l.incomplete)}</p>` : "") + `<ul>${l.items.slice(0, ITEMS_PER_LANE).map(item).join("")}${more}</ul></section>`;
+  const more = l.count > ITEMS_PER_LANE2 ? `<li class="m">\u2026 and ${l.count - ITEMS_PER_LANE2} more</li>` : "";
+  return `<section class="lane lane-${l.id}" id="lane-${l.id}" data-testid="lane-${l.id}" data-count="${l.count}"><h3><span>${h(l.label)}</span><span class="count" data-testid="lane-count-${l.id}">${l.count}</span></h3>` + (l.incomplete ? `<p class="incomplete">${h(l.incomplete)}</p>` : "") + `<ul>${l.items.slice(0, ITEMS_PER_LANE2).map(item).join("")}${more}</ul></section>`;
 }
 __name(lane, "lane");
 function errors(view) {
@@ -3068,8 +3178,12 @@ function control(view) {
   const pauses = view.pauses.active.length ? view.pauses.active.map(
     (p) => `<p class="pause" data-testid="pause">PAUSED since ${h(p.since)}${p.source ? ` (${h(p.source)})` : ""}: ${h(p.reason)}</p>`
   ).join("") : '<p data-testid="no-pause">Not paused.</p>';
+  const agents = (view.pauses.agents ?? []).map(
+    (p) => `<p data-testid="agent-pause">Agent ${h(p.agent)} paused since ${h(p.since)} until ${h(p.until ?? "cleared")}: ${h(p.reason)}; other agents are still planned</p>`
+  ).join("");
   const cleared = view.pauses.lastCleared ? `<p>Last pause cleared ${h(view.pauses.lastCleared.at)}: ${h(view.pauses.lastCleared.reason)}</p>` : "";
-  return `<section class="block" data-testid="control"><h2>Pauses and spend</h2>${pauses}${cleared}<p data-testid="spend" data-spent="${view.spend.spentUsd}"${view.spend.capUsd !== void 0 ? ` data-cap="${view.spend.capUsd}"` : ""}>Spend: ${h(spendLine(view.spend))}</p>` + budgets(view) + `<p>Grading queue: <span data-testid="queue-depth">${view.queue.depth}</span> waiting, ${view.queue.deadLetters} dead letter(s).</p></section>`;
+  const review = view.review ? `<p class="${view.review.full || view.review.agents.some((a) => a.full) ? "pause" : ""}" data-testid="review" data-waiting="${view.review.waiting}">${h(view.review.line[0].toUpperCase() + view.review.line.slice(1))}</p>` : "";
+  return `<section class="block" data-testid="control"><h2>Pauses and spend</h2>${pauses}${agents}${cleared}${review}<p data-testid="spend" data-spent="${view.spend.spentUsd}"${view.spend.capUsd !== void 0 ? ` data-cap="${view.spend.capUsd}"` : ""}>Spend: ${h(spendLine(view.spend))}</p>` + budgets(view) + `<p>Grading queue: <span data-testid="queue-depth">${view.queue.depth}</span> waiting, ${view.queue.deadLetters} dead letter(s).</p></section>`;
 }
 __name(control, "control");
 function budgets(view) {
@@ -3104,7 +3218,8 @@ function leaderboard2(view) {
   const humanLine = byHumans ? `<p data-testid="by-humans">By humans: ${h(byHumans)}</p>` : "";
   const ignored = view.feedbackIgnored?.length ? `<h3>Feedback ignored</h3><ul data-testid="feedback-ignored">${view.feedbackIgnored.map((f) => `<li>${h(ignoredLine(f))}</li>`).join("")}</ul>` : "";
   const contests = view.contests?.length ? `<h3>Contests</h3><ul data-testid="contests">${view.contests.map((c) => `<li>${h(contestLine(c))}</li>`).join("")}</ul>` : "";
-  return `<section class="block" id="leaderboard"><h2>Leaderboard</h2>${overall}${humanLine}${contests}${ignored}${perCell}</section>`;
+  const controls = view.controls?.length ? `<h3>Stopped and steered</h3><ul data-testid="controls">${view.controls.map((c) => `<li>${h(controlLine(c))}</li>`).join("")}</ul>` : "";
+  return `<section class="block" id="leaderboard"><h2>Leaderboard</h2>${overall}${humanLine}${contests}${ignored}${controls}${perCell}</section>`;
 }
 __name(leaderboard2, "leaderboard");
 function daemons(view) {
@@ -5407,131 +5522,12 @@ var simulateCommand = {
   }
 };
 
-// src/board/terminal.ts
-var ITEMS_PER_LANE2 = LISTED_ITEMS;
-var LEADERS = 10;
-function table(rows, indent = "  ") {
-  return renderText(rows).trimEnd().split("\n").map((line) => indent + line);
-}
-__name(table, "table");
-function itemRow(item2) {
-  const flags = item2.repair ? " (repair)" : "";
-  return [
-    `#${item2.issue}`,
-    clip(item2.title, 48) + flags,
-    item2.crewId ?? "\u2014",
-    item2.agent ?? "\u2014",
-    where(item2.daemon, item2.slot),
-    age(item2.ageSeconds),
-    clip(item2.delivery ? `\u2192 ${item2.delivery.url ?? item2.delivery.branch}` : item2.reason ?? "", 60)
-  ];
-}
-__name(itemRow, "itemRow");
-function renderTerminal(view) {
-  const out = [];
-  out.push(`School board  ${view.generatedAt}  state ${view.stateDir}`);
-  if (!view.healthy) {
-    out.push(
-      "",
-      `!! ${LANE_LABELS.error.toUpperCase()} (${view.problems.length}): the board below may be incomplete`
-    );
-    for (const p of view.problems) {
-      out.push(`  ${p.file}: ${p.message}`);
-      if (p.quarantinedTo) out.push(`    quarantined copy: ${p.quarantinedTo}`);
-    }
-  }
-  out.push("", "Lanes");
-  out.push(
-    ...table(
-      view.lanes.map((l) => [l.label, String(l.count) + (l.incomplete ? "?" : ""), l.incomplete ?? ""])
-    )
-  );
-  if (view.alerts?.length) {
-    out.push("", "The school's own failures (not the crews'):");
-    for (const a of view.alerts)
-      out.push(`  ${a.kind}${a.issue ? ` (issue #${a.issue})` : ""} ${a.at}: ${a.detail}`);
-  }
-  if (view.pauses.active.length) {
-    out.push("");
-    for (const p of view.pauses.active) {
-      out.push(`PAUSED since ${p.since}${p.source ? ` (${p.source})` : ""}: ${p.reason}`);
-    }
-    out.push("  New launches wait until the pause is cleared (`school pause --clear`).");
-  }
-  out.push("", `Spend: ${spendLine(view.spend)}`);
-  if (view.budgets.length) out.push("Budgets", ...view.budgets.map((b) => `  ${budgetLine(b)}`));
-  out.push(`Grading queue: ${view.queue.depth} waiting, ${view.queue.deadLetters} dead letter(s)`);
-  for (const id of ACTIVE_LANES) {
-    const lane2 = view.lanes.find((l) => l.id === id);
-    if (!lane2 || lane2.count === 0) continue;
-    out.push("", `${lane2.label} (${lane2.count})`);
-    out.push(
-      ...table([
-        ["issue", "title", "crew", "agent", "where", "age", "reason"],
-        ...lane2.items.slice(0, ITEMS_PER_LANE2).map(itemRow)
-      ])
-    );
-    if (lane2.count > ITEMS_PER_LANE2)
-      out.push(`  \u2026 and ${lane2.count - ITEMS_PER_LANE2} more (see --json or the HTML report)`);
-  }
-  if (view.daemons.length) {
-    out.push("", "Daemons");
-    out.push(
-      ...table([
-        ["daemon", "slots", "running", "planned", "load", "roster", "class"],
-        ...view.daemons.map((d) => [
-          d.id + (d.configured ? "" : " (not configured)"),
-          String(d.slots),
-          String(d.running),
-          String(d.planned),
-          percent(d.load),
-          d.online ? `online (seen ${d.lastSeen})` : `OFFLINE: ${d.offlineReason ?? "no heartbeat"}`,
-          d.effectiveClass ?? "\u2014"
-        ])
-      ])
-    );
-  }
-  out.push("", "Leaderboard");
-  const humans = view.leaderboard.overall.some((r) => r.human !== void 0);
-  if (view.leaderboard.overall.length === 0) out.push("  (no graded crews yet)");
-  else
-    out.push(
-      ...table([
-        ["rank", "agent", "score", "graded", "accepted", "rejected", ...humans ? ["by humans"] : []],
-        ...view.leaderboard.overall.slice(0, LEADERS).map((r) => [
-          String(r.rank),
-          r.agent,
-          score(r.score),
-          String(r.count),
-          String(r.accepted ?? "\u2014"),
-          String(r.rejected ?? "\u2014"),
-          ...humans ? [r.human !== void 0 ? `${score(r.human)} (${r.humanCount})` : "\u2014"] : []
-        ])
-      ])
-    );
-  const byHumans = humansLine(view.humans);
-  if (byHumans) out.push("", `By humans: ${byHumans}`);
-  if (view.costs.rows.length) {
-    out.push("", "Cost per agent and domain", `  ${costNote(view.costs)}`);
-    out.push(
-      ...table([costHeader(view.costs).map((c) => c.toLowerCase()), ...view.costs.rows.map(costCells)])
-    );
-  }
-  if (view.contests?.length) out.push("", "Contests", ...view.contests.map((c) => `  ${contestLine(c)}`));
-  if (view.feedbackIgnored?.length)
-    out.push("", "Feedback ignored", ...view.feedbackIgnored.map((f) => `  ${ignoredLine(f)}`));
-  if (view.pauses.lastCleared) {
-    out.push("", `Last pause cleared ${view.pauses.lastCleared.at}: ${view.pauses.lastCleared.reason}`);
-  }
-  return redactText(out.join("\n")) + "\n";
-}
-__name(renderTerminal, "renderTerminal");
-
 // src/cli/commands/status.ts
 var HELP14 = `Usage: school status [--json] [--config FILE] [--state-dir DIR]
 
 The school board in the terminal: counts per lane, the items in the active lanes, pauses and
-their reasons, spend against the cap, per-daemon load and the leaderboard.
+their reasons (the lines \`school pause --status\` prints), pull requests waiting for review and
+who back-pressure holds, spend against the cap, per-daemon load and the leaderboard.
 
   --json           print the view model (the same one the HTML report and job summaries use)
   --config FILE    school.yml (default: ./school.yml when present, else the defaults)

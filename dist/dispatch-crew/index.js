@@ -1,7 +1,7 @@
 import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);
 import {
   beatDaemon,
-  clearPause,
+  deniedBy,
   planStep,
   progressLine,
   ptraceWarning,
@@ -10,14 +10,14 @@ import {
   runCrewFromSpec,
   runStep,
   thisRun
-} from "../chunks/chunk-KXKODZFE.js";
+} from "../chunks/chunk-HP5X75QA.js";
 import {
   booleanInput,
   importHandoffs,
   markHandoff,
   wholeNumberInput,
   writeHandoff
-} from "../chunks/chunk-XZ3LD2SW.js";
+} from "../chunks/chunk-WTMSC37L.js";
 import {
   CLAIMS_DIR,
   deliveredPullRequests,
@@ -28,16 +28,15 @@ import {
   readCrewState,
   statusLinks,
   watchDeliveries
-} from "../chunks/chunk-TJMPCUE6.js";
+} from "../chunks/chunk-MVZPFYST.js";
 import {
   actionsClaimPort,
   claimsHere,
   claimsUnsupported
-} from "../chunks/chunk-Q5YSL5RN.js";
-import "../chunks/chunk-7YVYIBRD.js";
+} from "../chunks/chunk-MUC3Z2UQ.js";
 import {
   createGitHubClient
-} from "../chunks/chunk-AOLRWQVB.js";
+} from "../chunks/chunk-QAE3VMZN.js";
 import {
   actionsLogger,
   boardSummary,
@@ -46,13 +45,14 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-TGQ23LOK.js";
+} from "../chunks/chunk-UHVUGTNX.js";
 import {
   ConfigError,
   CorruptStateError,
   LOCAL_RUN,
   StateLayout,
   auditActor,
+  clearPause,
   escapeHtml,
   external_exports,
   heartbeatTtlSeconds,
@@ -60,11 +60,12 @@ import {
   parseRepository,
   plainText,
   readRegistry,
+  redactText,
   require_dist,
   resolveConfig,
   rosterProblem,
   runContextFrom
-} from "../chunks/chunk-OMBJDN52.js";
+} from "../chunks/chunk-L5B5ESMD.js";
 import "../chunks/chunk-YI7EFUNK.js";
 import {
   error,
@@ -876,6 +877,12 @@ function dispatchNotices(r) {
       failure: `${r.run.lost.length} crew(s) lost; launches are paused until \`school pause --clear\``
     };
   if (r.mode === "run" && r.run.refused) return { errors: [], info: [], failure: r.run.refused };
+  if (r.mode === "run" && r.run.infraStopped)
+    return {
+      errors: [],
+      info: [],
+      failure: `${r.run.infraStopped}. Fix the runner (school doctor on it says what it lacks), then run the loop again`
+    };
   return { errors: [], info: [] };
 }
 __name(dispatchNotices, "dispatchNotices");
@@ -1053,6 +1060,12 @@ async function main() {
   );
   const notices = dispatchNotices(result);
   for (const e of notices.errors) error(e);
+  const firstCycle = result.mode === "plan" && result.notes.roster && !result.notes.roster.loud;
+  const denied = result.mode === "plan" && !firstCycle ? deniedBy(result.plan) : void 0;
+  if (denied && !notices.errors.includes(denied))
+    error(redactText(`no crew was planned: dispatch was denied: ${denied}`), {
+      title: "school dispatch denied"
+    });
   for (const n of notices.notices ?? []) notice(n);
   for (const line of notices.info) logger.info(line);
   for (const [name, value] of Object.entries(dispatchOutputs(result))) setOutput(name, value);

@@ -6,48 +6,44 @@ import {
   deliveryFor,
   drain,
   drainProgress,
+  octokitMerge,
   pullsFor,
   requeueDeadLetters,
   verdictTable,
   withOutbox
-} from "../chunks/chunk-BXFGCH6D.js";
+} from "../chunks/chunk-O34X643E.js";
 import {
   booleanInput,
   handoffDirs,
   importBookbags,
   importHandoffs,
   wholeNumberInput
-} from "../chunks/chunk-XZ3LD2SW.js";
+} from "../chunks/chunk-WTMSC37L.js";
 import {
   JUDGES,
   combine,
   defaultGrader,
   describeMissing,
+  ensureRefreshBases,
   installedDependencies,
   jobKey,
   octokitFeedback,
   octokitPort,
   readScopedBookbag,
-  readUntrusted,
   removeTreeSync,
   revisionOrigin,
   statusLinks,
   verificationFinding,
   verifyOnCleanCheckout,
   withJudgeSandbox
-} from "../chunks/chunk-TJMPCUE6.js";
+} from "../chunks/chunk-MVZPFYST.js";
 import {
   actionsClaimPort,
   claimsHere
-} from "../chunks/chunk-Q5YSL5RN.js";
+} from "../chunks/chunk-MUC3Z2UQ.js";
 import {
-  CREW_ID_PATTERN,
-  readLogText
-} from "../chunks/chunk-7YVYIBRD.js";
-import {
-  audit,
   createGitHubClient
-} from "../chunks/chunk-AOLRWQVB.js";
+} from "../chunks/chunk-QAE3VMZN.js";
 import {
   actionsLogger,
   boardSummary,
@@ -56,8 +52,9 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-TGQ23LOK.js";
+} from "../chunks/chunk-UHVUGTNX.js";
 import {
+  CREW_ID_PATTERN,
   ConfigError,
   EventLog,
   GradingQueue,
@@ -66,6 +63,7 @@ import {
   Outbox,
   SchoolError,
   StateLayout,
+  audit,
   auditActor,
   boundText,
   childEnv,
@@ -75,12 +73,14 @@ import {
   message,
   pendingKeys,
   plainText,
+  readLogText,
+  readUntrusted,
   recordSpend,
   redactText,
   resolveConfig,
   runContextFrom,
   writeJsonAtomic
-} from "../chunks/chunk-OMBJDN52.js";
+} from "../chunks/chunk-L5B5ESMD.js";
 import "../chunks/chunk-YI7EFUNK.js";
 import {
   setOutput
@@ -469,7 +469,7 @@ async function drainJob(inputs, logger, context = LOCAL_RUN) {
   }
   if (inputs.mode === "judge") return judgeJob(inputs, config, logger, context);
   const requeued = await importAndRequeue(inputs, config, layout, queue, logger);
-  const { github, feedback, delivery } = githubPorts(inputs, config, layout, logger, context);
+  const { github, feedback, delivery, merge } = githubPorts(inputs, config, layout, logger, context);
   const { applied, verdicts } = inputs.mode === "apply" ? await verdictsToApply(inputs, layout, queue, logger) : { applied: {}, verdicts: void 0 };
   const drained = await logger.group(
     "Drain the grading queue",
@@ -494,7 +494,8 @@ async function drainJob(inputs, logger, context = LOCAL_RUN) {
       links: statusLinks(context),
       ...github ? { github } : {},
       ...delivery ? { delivery } : {},
-      ...feedback ? { feedback } : {}
+      ...feedback ? { feedback } : {},
+      ...merge ? { merge } : {}
     })
   );
   const report = withOutbox(drained, after);
@@ -528,7 +529,8 @@ function githubPorts(inputs, config, layout, logger, context) {
     ...token ? { token, pulls: pullsFor(token, logger) } : {},
     ...repository ? { repository } : {}
   });
-  return { github, feedback, delivery };
+  const merge = token && repository && config.delivery.merge !== "off" ? octokitMerge(createGitHubClient({ token, logger }), repository) : void 0;
+  return { github, feedback, delivery, merge };
 }
 __name(githubPorts, "githubPorts");
 async function verdictsToApply(inputs, layout, queue, logger) {
@@ -575,6 +577,7 @@ async function importAndRequeue(inputs, config, layout, queue, logger) {
   }
   const requeued = await requeueDeadLetters(queue, inputs.deadLetters.requeue);
   for (const j of requeued) logger.info(`requeued ${j.jobKey}; previous failure: ${j.previousFailure}`);
+  await ensureRefreshBases({ config, layout, logger });
   return requeued;
 }
 __name(importAndRequeue, "importAndRequeue");

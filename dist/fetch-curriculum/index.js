@@ -1,12 +1,12 @@
 import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);
 import {
   fetchCurriculum
-} from "../chunks/chunk-YAHGP3QF.js";
-import "../chunks/chunk-7WEKAQ53.js";
+} from "../chunks/chunk-QN56KI7H.js";
+import "../chunks/chunk-RV3A35KH.js";
 import {
   createGitHubClient,
   githubSource
-} from "../chunks/chunk-AOLRWQVB.js";
+} from "../chunks/chunk-QAE3VMZN.js";
 import {
   actionsLogger,
   boardSummary,
@@ -15,7 +15,7 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-TGQ23LOK.js";
+} from "../chunks/chunk-UHVUGTNX.js";
 import {
   ConfigError,
   LOCAL_RUN,
@@ -28,7 +28,7 @@ import {
   resolveConfig,
   runContextFrom,
   summaryRows
-} from "../chunks/chunk-OMBJDN52.js";
+} from "../chunks/chunk-L5B5ESMD.js";
 import "../chunks/chunk-YI7EFUNK.js";
 import {
   info,
