@@ -5,6 +5,7 @@ import { sanitizeText } from '../security/sanitize.js';
 import { redactText } from '../security/redact.js';
 import { statusMarkerOf } from '../outbox/outbox.js';
 import type { CiExcused, CiRerun, FeedbackEvent, FeedbackState, Settled } from './log.js';
+import type { RefreshPlan } from '../schemas/crew.js';
 import type { Author, FeedbackPort, RepoRole } from './port.js';
 import { message } from '../errors.js';
 import { readChecks } from './ci-checks.js';
@@ -39,12 +40,13 @@ export interface Delivered {
   firstDeliveredAt?: string;
 }
 
-export type FeedbackKind = 'review' | 'command' | 'ci' | 'push';
+/** `drift`: the base moved under the pull request (src/feedback/drift.ts), answered by a refresh. */
+export type FeedbackKind = 'review' | 'command' | 'ci' | 'push' | 'drift';
 export interface FeedbackItem {
   issue: number;
   pr: number;
   kind: FeedbackKind;
-  /** `review:<id>`, `comment:<id>`, `ci:<sha>`. */
+  /** `review:<id>`, `comment:<id>`, `ci:<sha>`, `drift:<base sha>`. */
   id: string;
   author: string;
   /** Sanitized and redacted: it becomes part of a prompt. */
@@ -55,6 +57,8 @@ export interface FeedbackItem {
    * revision starts from it, so a commit someone pushed to the branch is built on, not overwritten.
    */
   headSha: string;
+  /** Base drift: what the refresh merges (the head, the base and its commit); see RefreshPlan. */
+  refresh?: RefreshPlan;
 }
 export interface IgnoredFeedback {
   issue: number;
