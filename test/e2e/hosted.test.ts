@@ -65,6 +65,8 @@ beforeAll(async () => {
   git(example.path, ...id, 'commit', '-qm', 'school');
   const origin = join(tmp.path, 'origin.git');
   git(tmp.path, 'clone', '-q', '--bare', example.path, origin);
+  // GitHub reads a pull request's head from the repository: here, the bare origin delivery pushes to.
+  fake.origin = origin;
   fake.loadIssues(examplePaths().issues);
   server = await startGitHubServer(fake);
   const base: Omit<RunContext, 'runId'> = {

@@ -288,7 +288,17 @@ export class GitHubFake {
 
   /** A pull request's head commit as GitHub reports it: its branch's, when the test has a repository. */
   headOf(p: GitHubFake['pulls'][number]): string {
-    return this.branchHead?.(p.head) ?? p.headSha ?? '0'.repeat(40);
+    return this.branchHead?.(p.head) ?? this.originHead(p.head) ?? p.headSha ?? '0'.repeat(40);
+  }
+
+  /** The branch's commit in `origin` when the test has one (GitHub reads the head from the repository). */
+  private originHead(branch: string): string | undefined {
+    if (!this.origin) return undefined;
+    try {
+      return this.originGit('rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`) || undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   mustPull(number: number): GitHubFake['pulls'][number] {
