@@ -74,7 +74,10 @@ async function forgery(unconfined: boolean) {
     join(s.layout.root, 'forged.txt'),
     join(s.root, 'forged-sentinel.txt'),
   ];
-  undo.push(setEnv({ RED_TEAM: JSON.stringify({ write: targets, delayMs: 1200 }) }));
+  // The background process writes once the test releases it, after its crew ended: on a loaded
+  // machine a fixed delay could run out (and the process exit) before the test looks for it.
+  const release = join(s.root, 'release-forger');
+  undo.push(setEnv({ RED_TEAM: JSON.stringify({ write: targets, release }) }));
   writeCurriculum(s, [item(1), item(2)]);
   await plan(s, [
     { crewId: VICTIM, issue: 1, agent: 'slow' },
@@ -88,6 +91,7 @@ async function forgery(unconfined: boolean) {
   const f = findings(s, FORGER);
   const aliveAfterTurn = processesWith(f.token);
   undo.push(() => killAll(processesWith(f.token)));
+  writeFileSync(release, 'go\n');
   return { s, targets, victim, forger, f, aliveAfterTurn };
 }
 
@@ -112,7 +116,7 @@ describe.skipIf(!!noSandbox)('1. cross-crew forgery, in bubblewrap', () => {
     expect(aliveAfterTurn).toEqual([]);
     const v = await victim;
     expect(v.outcome, JSON.stringify(v).slice(0, 2000)).toBe('succeeded');
-    // Well past the forger's delay.
+    // Released when its crew ended, the process (were it alive) writes within 50 ms: well past that.
     await new Promise((r) => setTimeout(r, 1_500));
     expect(processesWith(f.token)).toEqual([]);
     for (const t of targets) expect(existsSync(t), t).toBe(false);
