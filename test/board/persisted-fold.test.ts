@@ -453,44 +453,51 @@ describe('the persisted fold', () => {
     expect(view).toBe(scratch(odd));
   });
 
-  it('lets concurrent `school status` runs each print the whole board and leaves a whole persisted fold', async () => {
-    const s = knownSchool();
-    const configFile = join(dir.path, 'school.yml');
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        stateDir: s.layout.root,
-        fleet: { daemons: s.config.fleet.daemons },
-        agents: s.config.agents,
-        dispatch: { spendCap: 10 },
-      }),
-    );
-    const statusRuns = () =>
-      Promise.all(
-        Array.from({ length: 4 }, () => statusJson(configFile)).map(async (run) => {
-          const r = await run;
-          expect(r.stderr).toBe('');
-          expect(r.code).toBe(0);
-          return (JSON.parse(r.stdout) as { counts: Record<string, number> }).counts;
+  // Eight real CLI processes, four at a time, each starting Node with tsx transpiling the CLI: 14 s
+  // measured on a two-core machine at a load of 4, 36 s at a load of 20, over the default 60 s at
+  // 25 (each process gets a fraction of a core). 300 s leaves that margin; a hung run still fails.
+  it(
+    'lets concurrent `school status` runs each print the whole board and leaves a whole persisted fold',
+    { timeout: 300_000 },
+    async () => {
+      const s = knownSchool();
+      const configFile = join(dir.path, 'school.yml');
+      writeFileSync(
+        configFile,
+        JSON.stringify({
+          stateDir: s.layout.root,
+          fleet: { daemons: s.config.fleet.daemons },
+          agents: s.config.agents,
+          dispatch: { spendCap: 10 },
         }),
       );
-    // No persisted fold yet: every run folds from scratch and writes one.
-    for (const counts of await statusRuns()) expect(counts).toEqual(EXPECTED_COUNTS);
-    expect(readPersisted(s).body.logs.crews).toBeDefined();
-    // Appended since: every run continues the persisted fold (and reads the same board).
-    await new StateWriter(s.layout).crew({
-      issue: 12,
-      crewId: 'c12-0000000e',
-      daemon: 'beta',
-      agent: 'bob',
-      plannedAgo: 1,
-    });
-    for (const counts of await statusRuns()) {
-      expect(counts).toEqual({ ...EXPECTED_COUNTS, ready: EXPECTED_COUNTS.ready - 1, planned: 2 });
-    }
-    expect(readPersisted(s).body.logs.crews).toBeDefined();
-    expect(readdirSync(join(s.layout.root, 'views')).filter((n) => n.endsWith('.tmp'))).toEqual([]);
-  });
+      const statusRuns = () =>
+        Promise.all(
+          Array.from({ length: 4 }, () => statusJson(configFile)).map(async (run) => {
+            const r = await run;
+            expect(r.stderr).toBe('');
+            expect(r.code).toBe(0);
+            return (JSON.parse(r.stdout) as { counts: Record<string, number> }).counts;
+          }),
+        );
+      // No persisted fold yet: every run folds from scratch and writes one.
+      for (const counts of await statusRuns()) expect(counts).toEqual(EXPECTED_COUNTS);
+      expect(readPersisted(s).body.logs.crews).toBeDefined();
+      // Appended since: every run continues the persisted fold (and reads the same board).
+      await new StateWriter(s.layout).crew({
+        issue: 12,
+        crewId: 'c12-0000000e',
+        daemon: 'beta',
+        agent: 'bob',
+        plannedAgo: 1,
+      });
+      for (const counts of await statusRuns()) {
+        expect(counts).toEqual({ ...EXPECTED_COUNTS, ready: EXPECTED_COUNTS.ready - 1, planned: 2 });
+      }
+      expect(readPersisted(s).body.logs.crews).toBeDefined();
+      expect(readdirSync(join(s.layout.root, 'views')).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    },
+  );
 
   it('is never saved by checkpoint-state', () => {
     const s = knownSchool();

@@ -173,7 +173,11 @@ function nobodyRoot(): string {
   return t.path;
 }
 
-describe.skipIf(noSetpriv)('a slot owned by an unprivileged user', () => {
+// Each step is a fresh Node process with tsx transpiling the toolkit, run one after another (up to
+// five per test, each bounded at 240 s by `asNobodyIn`): 4 s in all measured on a two-core machine
+// at a load of 4, 42 s at a load of 20, over the default 60 s at 25. The bound that matters is the
+// steps' own: a hung step fails there with its stderr.
+describe.skipIf(noSetpriv)('a slot owned by an unprivileged user', { timeout: 600_000 }, () => {
   it('teardown removes directories the student made 0500 and 0000, and a 600-level chain of 0500 ones', () => {
     const root = nobodyRoot();
     expect(asNobody(root, 'setup')).toEqual([]);
