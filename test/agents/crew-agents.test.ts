@@ -1,5 +1,5 @@
 import { BASE_ENV } from '../../src/process/env.js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCrew } from '../../src/crew/crew.js';
@@ -15,6 +15,11 @@ import { appendFileSync } from 'node:fs';
 import { git } from '../support/tmp.js';
 import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from '../crew/helpers.js';
 import { claude, codex, installFakes, uid } from './fake.js';
+
+// A crew of this file takes about 2 s quiet and up to 18 s measured at a load of 20 on two cores;
+// the whole suite at a load of 25 ran one past the default 60 s. 300 s is above the 240 s crew limit
+// (agentSchool) and its teardown, so a crew that hangs ends in its own timeout, reported as such.
+vi.setConfig({ testTimeout: 300_000 });
 
 let school: School | undefined;
 const saved: Record<string, string | undefined> = {};
@@ -48,7 +53,10 @@ function agentSchool(
   // these tests are about reading the tools' output (test/security runs students in the sandbox).
   const s = (school = makeSchool({
     unconfined: true,
-    ...(over.timeout ? { timeout: over.timeout } : {}),
+    // A crew here is a few Node processes (the fake CLI, the checker, git): about 2 s alone, 8 to 18 s
+    // measured at a load of 20 on two cores, so the helper's 30 s crew limit could end a turn that
+    // is only slow. Tests of the limit pass their own.
+    timeout: over.timeout ?? 240,
     extraAgents: [
       {
         id: 'claude',
