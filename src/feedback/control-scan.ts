@@ -95,7 +95,9 @@ export async function runningIssueComments(
 ): Promise<void> {
   const from = new Date(Date.parse(run.since) - SLACK_MS).toISOString();
   for (const c of comments) {
-    if (seenAt && c.updatedAt <= seenAt) continue;
+    // Same second as the last read: read again (GitHub's times have whole seconds); a command is
+    // recorded once per comment id.
+    if (seenAt && c.updatedAt < seenAt) continue;
     if (c.updatedAt < from) continue;
     const instruction = schoolCommand(c.body);
     if (instruction === undefined) continue;

@@ -96,7 +96,14 @@ export type FeedbackEvent =
   | StateEvent<'feedback.cursor', { since?: string; etag?: string }>
   | StateEvent<
       'feedback.seen',
-      { number: number; updatedAt: string; state?: 'open' | 'closed'; reviews?: number[]; ciSha?: string }
+      {
+        number: number;
+        updatedAt: string;
+        state?: 'open' | 'closed';
+        reviews?: number[];
+        ciSha?: string;
+        readAt?: string;
+      }
     >
   | StateEvent<'feedback.received', FeedbackItem>
   | StateEvent<'feedback.ignored', IgnoredFeedback>
@@ -113,6 +120,8 @@ export interface Watched {
   state?: 'open' | 'closed';
   reviews: number[];
   ciSha?: string;
+  /** GitHub's time of the read that saw `updatedAt` (a change in that same second may be unseen). */
+  readAt?: string;
 }
 export interface FeedbackState {
   cursor: { since?: string; etag?: string };
@@ -147,6 +156,8 @@ export const feedbackFold: LogFold<FeedbackState, FeedbackEvent> = registerFold<
           updatedAt: prev && prev.updatedAt > e.data.updatedAt ? prev.updatedAt : e.data.updatedAt,
           reviews,
           ...((e.data.ciSha ?? prev?.ciSha) ? { ciSha: e.data.ciSha ?? prev?.ciSha } : {}),
+          // The latest read's time: the read that saw the newest time saw everything before it.
+          ...((e.data.readAt ?? prev?.readAt) ? { readAt: maxOf(e.data.readAt, prev?.readAt) } : {}),
         };
       } else if (e.type === 'feedback.received') {
         // A snapshot written before these fields existed has neither map.
@@ -198,4 +209,8 @@ export function readFeedback(layout: StateLayout): FeedbackState {
   state.heads ??= {};
   state.merges ??= {};
   return state;
+}
+
+function maxOf(a: string | undefined, b: string | undefined): string {
+  return !a ? b! : !b ? a : a > b ? a : b;
 }

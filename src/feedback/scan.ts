@@ -4,7 +4,7 @@ import { isPullRequest } from '../curriculum/issue-shape.js';
 import { sanitizeText } from '../security/sanitize.js';
 import { redactText } from '../security/redact.js';
 import { statusMarkerOf } from '../outbox/outbox.js';
-import type { CiExcused, CiRerun, FeedbackEvent, FeedbackState, Settled } from './log.js';
+import type { CiExcused, CiRerun, FeedbackEvent, FeedbackState, Settled, Watched } from './log.js';
 import type { RefreshPlan } from '../schemas/crew.js';
 import type { Author, FeedbackPort, RepoRole } from './port.js';
 import { message } from '../errors.js';
@@ -177,14 +177,17 @@ export async function scanFeedback(o: ScanOptions): Promise<ScanResult> {
     r.notModified = true;
     return r;
   }
+  const readAt = list.serverDate ? { readAt: list.serverDate.toISOString() } : {};
   const byPr = new Map(open.map((d) => [d.pr, d]));
   const byIssue = new Map(open.map((d) => [d.issue, d]));
   for (const item of list.issues) {
     const updatedAt = item.updated_at ?? '';
     const seen = o.state.watched[item.number];
-    // GitHub's times have whole seconds: a merge in the same second as the last read shows as the
-    // same time, but not as the same state.
-    if (seen && updatedAt <= seen.updatedAt && item.state === (seen.state ?? 'open')) continue;
+    // GitHub's times have whole seconds: a comment or a merge in the same second as the last read
+    // shows the same time (a merge shows another state). So the same time is skipped only when that
+    // read came in a later second (GitHub's clock) than the change; otherwise it is read again, and
+    // what was already recorded is known by its id (feedback, reviews, commands: once per id).
+    if (seen && !changedSince(seen, updatedAt) && item.state === (seen.state ?? 'open')) continue;
     const d = isPullRequest(item) ? byPr.get(item.number) : byIssue.get(item.number);
     const run = !d && !isPullRequest(item) ? o.running?.find((x) => x.issue === item.number) : undefined;
     if (run && o.collect === 'all') {
@@ -193,14 +196,14 @@ export async function scanFeedback(o: ScanOptions): Promise<ScanResult> {
       const comments = await o.port.comments(item.number, seen?.updatedAt);
       const untrusted = (a: Author) => untrustedFeedback(o, a);
       await runningIssueComments(controlOf(r), run, comments, seen?.updatedAt, schoolCommand, untrusted);
-      r.events.push(seenEvent(o.now, { number: item.number, updatedAt, state: item.state }));
+      r.events.push(seenEvent(o.now, { number: item.number, updatedAt, state: item.state, ...readAt }));
     }
     if (!d) continue;
     r.changed.push(item.number);
-    if (isPullRequest(item)) await readPull(o, r, d, updatedAt, seen?.updatedAt);
+    if (isPullRequest(item)) await readPull(o, r, d, updatedAt, seen?.updatedAt, readAt);
     else {
       if (o.collect === 'all') await readComments(o, r, d, d.issue, seen?.updatedAt);
-      r.events.push(seenEvent(o.now, { number: item.number, updatedAt, state: item.state }));
+      r.events.push(seenEvent(o.now, { number: item.number, updatedAt, state: item.state, ...readAt }));
     }
   }
   // The next listing asks from GitHub's clock at this answer (a second back: `since` is inclusive
@@ -222,14 +225,40 @@ function controlOf(r: ScanResult): ControlFound {
   return (r.control ??= { control: [], refused: [] });
 }
 
+/**
+ * Whether an item listed with `updatedAt` may hold something the last read of it did not see: a
+ * later time, or the same whole second when that read was in the same second by GitHub's clock (or
+ * did not record its time: read again).
+ */
+function changedSince(seen: Watched, updatedAt: string): boolean {
+  if (updatedAt !== seen.updatedAt) return updatedAt > seen.updatedAt;
+  if (!seen.readAt) return true;
+  return Math.floor(Date.parse(seen.readAt) / 1000) <= Math.floor(Date.parse(updatedAt) / 1000);
+}
+
 export function seenEvent(
   now: Date,
-  d: { number: number; updatedAt: string; state?: 'open' | 'closed'; reviews?: number[]; ciSha?: string },
+  d: {
+    number: number;
+    updatedAt: string;
+    state?: 'open' | 'closed';
+    reviews?: number[];
+    ciSha?: string;
+    /** GitHub's time of the listing that showed `updatedAt`. */
+    readAt?: string;
+  },
 ) {
   return event('feedback.seen', `seen:${d.number}:${d.updatedAt}:${now.toISOString()}`, d, now);
 }
 
-async function readPull(o: ScanOptions, r: ScanResult, d: Delivered, updatedAt: string, seenAt?: string) {
+async function readPull(
+  o: ScanOptions,
+  r: ScanResult,
+  d: Delivered,
+  updatedAt: string,
+  seenAt?: string,
+  readAt: { readAt?: string } = {},
+) {
   const pull = await o.port.pull(d.pr);
   if (pull.state === 'closed') {
     const s: Settled = { pr: d.pr, issue: d.issue, crewId: d.crewId, merged: pull.merged };
@@ -278,6 +307,7 @@ async function readPull(o: ScanOptions, r: ScanResult, d: Delivered, updatedAt: 
       updatedAt,
       state: pull.state,
       ...(reviewsSeen.length ? { reviews: reviewsSeen } : {}),
+      ...readAt,
     }),
   );
 }
@@ -322,7 +352,9 @@ async function readComments(
   // A minute of slack: the delivery's time is our clock, the comment's GitHub's.
   const opened = d.firstDeliveredAt ? new Date(Date.parse(d.firstDeliveredAt) - 60_000).toISOString() : '';
   for (const c of await o.port.comments(n, seenAt)) {
-    if (seenAt && c.updatedAt <= seenAt) continue;
+    // Same second as the last read: read again (whole-second times); what was recorded is skipped.
+    if (seenAt && c.updatedAt < seenAt) continue;
+    if (o.state.received?.[`comment:${c.id}`] || o.state.ignored?.[`comment:${c.id}`]) continue;
     if (c.updatedAt < opened) continue;
     if (c.body.includes(statusMarkerOf(d.issue))) continue; // the school's own status comment
     const instruction = schoolCommand(c.body);

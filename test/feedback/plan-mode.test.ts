@@ -13,7 +13,7 @@ import { event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { GitHubFake, startGitHubServer } from '../support/github-fake.js';
 import { curriculumItem } from '../support/items.js';
-import { tempDir } from '../support/tmp.js';
+import { initRepo, tempDir } from '../support/tmp.js';
 
 /**
  * dispatch-crew `mode: plan` with a token reads the feedback on delivered pull requests before it
@@ -42,6 +42,9 @@ describe('dispatch-crew mode plan reads feedback first', () => {
       configPath,
       [
         'repository: octo/school',
+        // A repository of the test's own (no origin): the plan's base-drift check asks its origin,
+        // which must not be the checkout the tests run from.
+        `repoPath: ${initRepo(join(tmp.path, 'repo'))}`,
         `stateDir: ${stateDir}`,
         'fleet: { daemons: [{ id: d1, worktrees: 1 }] }',
         'agents: [{ id: alpha, command: [node, a.mjs] }, { id: beta, command: [node, b.mjs] }]',

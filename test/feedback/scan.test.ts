@@ -25,6 +25,10 @@ function world(n = 3, over: Partial<ScanOptions> = {}) {
   const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
   let state: FeedbackState = feedbackFold.empty();
   const scan = async (collect: 'all' | 'settlement' = 'all') => {
+    // Scans are a cycle apart (minutes): GitHub's clock moves between them. A change in the same
+    // second as a read is read again by the next scan (whole-second times), one that came before
+    // is not.
+    fake.advance(60_000);
     const port = octokitFeedback(client, 'o/r');
     const r = await scanFeedback({
       port,
@@ -242,5 +246,43 @@ describe('finding feedback within the API budget (item 7)', () => {
     expect(schoolCommand('/school')).toBe('');
     expect(schoolCommand('please /school rename')).toBeUndefined();
     expect(schoolCommand('/schooling')).toBeUndefined();
+  });
+
+  it('a command written in the same second as the last read is read by the next scan, once', async () => {
+    // GitHub's times have whole seconds: every change and every answer here falls in one second.
+    const fake = new GitHubFake({ owner: 'o', repo: 'r', now: () => new Date('2026-03-01T10:00:00.400Z') });
+    const issue = fake.addIssue({ title: 'issue' });
+    const sha = 'a'.repeat(40);
+    const pr = fake.openPull({ head: `school/issue-${issue.number}`, headSha: sha });
+    const delivered: Delivered[] = [{ issue: issue.number, pr, crewId: 'crew-a', sha }];
+    const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
+    let state: FeedbackState = feedbackFold.empty();
+    const scan = async () => {
+      const r = await scanFeedback({
+        port: octokitFeedback(client, 'o/r'),
+        state,
+        delivered,
+        collect: 'all',
+        trust: parseConfig({}).curriculum.trust,
+        bots: [],
+        firstSince: '2026-02-01T00:00:00Z',
+        now: new Date(),
+      });
+      for (const e of r.events) state = feedbackFold.apply(state, e);
+      for (const f of r.feedback)
+        state = feedbackFold.apply(state, {
+          type: 'feedback.received',
+          key: f.id,
+          at: new Date().toISOString(),
+          data: f,
+        } as never);
+      return r;
+    };
+    expect((await scan()).feedback).toEqual([]);
+    fake.addCommentAs(pr, '/school rename the helper', 'owner1', 'OWNER');
+    const second = await scan();
+    expect(second.feedback.map((f) => [f.kind, f.text])).toEqual([['command', 'rename the helper']]);
+    // Read again (still the same second), it is known by its id: not feedback twice.
+    expect((await scan()).feedback).toEqual([]);
   });
 });
