@@ -5,12 +5,12 @@ import {
   fileRows,
   parseCheckpointInputs,
   runCheckpoint
-} from "../chunks/chunk-ECTXPUSM.js";
+} from "../chunks/chunk-INS6Y7Z7.js";
 import {
   actionsArtifactPort,
   actionsCachePort
-} from "../chunks/chunk-MUC3Z2UQ.js";
-import "../chunks/chunk-RV3A35KH.js";
+} from "../chunks/chunk-HJITSML4.js";
+import "../chunks/chunk-PZD7SNEL.js";
 import {
   actionsLogger,
   boardSummaryFrom,
@@ -19,11 +19,11 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-UHVUGTNX.js";
+} from "../chunks/chunk-U6S35LG6.js";
 import {
   ConfigError,
   runContextFrom
-} from "../chunks/chunk-L5B5ESMD.js";
+} from "../chunks/chunk-XWKHDMMS.js";
 import {
   getInput,
   setOutput

@@ -9,7 +9,7 @@ import {
   serializeLog,
   textReport,
   unionLogs
-} from "../chunks/chunk-ECTXPUSM.js";
+} from "../chunks/chunk-INS6Y7Z7.js";
 import {
   EXIT,
   GiB,
@@ -31,7 +31,7 @@ import {
   runStep,
   sandboxVisibilityProblems,
   worstExit
-} from "../chunks/chunk-HP5X75QA.js";
+} from "../chunks/chunk-JM3XZ3GH.js";
 import {
   afterGrading,
   countsLine,
@@ -47,7 +47,7 @@ import {
   requeueDeadLetters,
   verdictTable,
   withOutbox
-} from "../chunks/chunk-O34X643E.js";
+} from "../chunks/chunk-LBRPTI5G.js";
 import {
   AgentChooser,
   NO_AGENTS,
@@ -75,17 +75,17 @@ import {
   verifyOnCleanCheckout,
   watchDeliveries,
   which
-} from "../chunks/chunk-MVZPFYST.js";
+} from "../chunks/chunk-BKGUUKCK.js";
 import {
   fetchCurriculum
-} from "../chunks/chunk-QN56KI7H.js";
+} from "../chunks/chunk-4VMDVCZA.js";
 import {
   consoleLogger
-} from "../chunks/chunk-RV3A35KH.js";
+} from "../chunks/chunk-PZD7SNEL.js";
 import {
   createGitHubClient,
   githubSource
-} from "../chunks/chunk-QAE3VMZN.js";
+} from "../chunks/chunk-OM2624YG.js";
 import {
   ACTIVE_LANES,
   BOOKBAG_FILES,
@@ -162,7 +162,7 @@ import {
   withLock,
   writeFileAtomic,
   writeTextAtomic
-} from "../chunks/chunk-L5B5ESMD.js";
+} from "../chunks/chunk-XWKHDMMS.js";
 import "../chunks/chunk-YI7EFUNK.js";
 import {
   __name,

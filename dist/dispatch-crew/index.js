@@ -10,14 +10,14 @@ import {
   runCrewFromSpec,
   runStep,
   thisRun
-} from "../chunks/chunk-HP5X75QA.js";
+} from "../chunks/chunk-JM3XZ3GH.js";
 import {
   booleanInput,
   importHandoffs,
   markHandoff,
   wholeNumberInput,
   writeHandoff
-} from "../chunks/chunk-WTMSC37L.js";
+} from "../chunks/chunk-YVER74GE.js";
 import {
   CLAIMS_DIR,
   deliveredPullRequests,
@@ -28,15 +28,15 @@ import {
   readCrewState,
   statusLinks,
   watchDeliveries
-} from "../chunks/chunk-MVZPFYST.js";
+} from "../chunks/chunk-BKGUUKCK.js";
 import {
   actionsClaimPort,
   claimsHere,
   claimsUnsupported
-} from "../chunks/chunk-MUC3Z2UQ.js";
+} from "../chunks/chunk-HJITSML4.js";
 import {
   createGitHubClient
-} from "../chunks/chunk-QAE3VMZN.js";
+} from "../chunks/chunk-OM2624YG.js";
 import {
   actionsLogger,
   boardSummary,
@@ -45,7 +45,7 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-UHVUGTNX.js";
+} from "../chunks/chunk-U6S35LG6.js";
 import {
   ConfigError,
   CorruptStateError,
@@ -65,7 +65,7 @@ import {
   resolveConfig,
   rosterProblem,
   runContextFrom
-} from "../chunks/chunk-L5B5ESMD.js";
+} from "../chunks/chunk-XWKHDMMS.js";
 import "../chunks/chunk-YI7EFUNK.js";
 import {
   error,

@@ -11,14 +11,14 @@ import {
   requeueDeadLetters,
   verdictTable,
   withOutbox
-} from "../chunks/chunk-O34X643E.js";
+} from "../chunks/chunk-LBRPTI5G.js";
 import {
   booleanInput,
   handoffDirs,
   importBookbags,
   importHandoffs,
   wholeNumberInput
-} from "../chunks/chunk-WTMSC37L.js";
+} from "../chunks/chunk-YVER74GE.js";
 import {
   JUDGES,
   combine,
@@ -36,14 +36,14 @@ import {
   verificationFinding,
   verifyOnCleanCheckout,
   withJudgeSandbox
-} from "../chunks/chunk-MVZPFYST.js";
+} from "../chunks/chunk-BKGUUKCK.js";
 import {
   actionsClaimPort,
   claimsHere
-} from "../chunks/chunk-MUC3Z2UQ.js";
+} from "../chunks/chunk-HJITSML4.js";
 import {
   createGitHubClient
-} from "../chunks/chunk-QAE3VMZN.js";
+} from "../chunks/chunk-OM2624YG.js";
 import {
   actionsLogger,
   boardSummary,
@@ -52,7 +52,7 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-UHVUGTNX.js";
+} from "../chunks/chunk-U6S35LG6.js";
 import {
   CREW_ID_PATTERN,
   ConfigError,
@@ -80,7 +80,7 @@ import {
   resolveConfig,
   runContextFrom,
   writeJsonAtomic
-} from "../chunks/chunk-L5B5ESMD.js";
+} from "../chunks/chunk-XWKHDMMS.js";
 import "../chunks/chunk-YI7EFUNK.js";
 import {
   setOutput

@@ -1,12 +1,12 @@
 import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);
 import {
   fetchCurriculum
-} from "../chunks/chunk-QN56KI7H.js";
-import "../chunks/chunk-RV3A35KH.js";
+} from "../chunks/chunk-4VMDVCZA.js";
+import "../chunks/chunk-PZD7SNEL.js";
 import {
   createGitHubClient,
   githubSource
-} from "../chunks/chunk-QAE3VMZN.js";
+} from "../chunks/chunk-OM2624YG.js";
 import {
   actionsLogger,
   boardSummary,
@@ -15,7 +15,7 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-UHVUGTNX.js";
+} from "../chunks/chunk-U6S35LG6.js";
 import {
   ConfigError,
   LOCAL_RUN,
@@ -28,7 +28,7 @@ import {
   resolveConfig,
   runContextFrom,
   summaryRows
-} from "../chunks/chunk-L5B5ESMD.js";
+} from "../chunks/chunk-XWKHDMMS.js";
 import "../chunks/chunk-YI7EFUNK.js";
 import {
   info,
