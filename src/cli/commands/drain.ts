@@ -8,6 +8,7 @@ import { octokitPort } from '../../github/issues-port.js';
 import { ScoreLedger, leaderboard } from '../../grading/ledger.js';
 import { countsLine, leaderboardTable, renderText, verdictTable } from '../../grading/report.js';
 import { createGitHubClient } from '../../github/client.js';
+import { octokitMerge } from '../../github/pulls-port.js';
 import { pullsFor } from '../../github/pulls-port.js';
 import { consoleLogger } from '../../log.js';
 import { EXIT } from '../exit.js';
@@ -52,6 +53,11 @@ export const drainCommand: Command = {
       ...(token ? { token, pulls: pullsFor(token, logger) } : {}),
       ...(repository ? { repository } : {}),
     });
+    // The guarded merge (delivery.merge), with the same token, on pull requests delivery opened.
+    const merge =
+      delivery?.mode === 'pull-request' && token && repository && config.delivery.merge !== 'off'
+        ? octokitMerge(createGitHubClient({ token, logger }), repository)
+        : undefined;
     const drained = await drain({
       config,
       layout,
@@ -71,6 +77,7 @@ export const drainCommand: Command = {
       links: statusLinks(context),
       ...(github ? { github } : {}),
       ...(delivery ? { delivery } : {}),
+      ...(merge ? { merge } : {}),
     });
     const result = withOutbox(drained, after);
     if (values.json) {
