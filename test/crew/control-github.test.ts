@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -9,6 +9,7 @@ import { GitHubFake, startGitHubServer } from '../support/github-fake.js';
 import { tempDir } from '../support/tmp.js';
 import { firstCrew } from '../support/first-crew.js';
 import { killAll, noSandbox, processesWith, warnSkipped } from '../security/helpers.js';
+import { findFiles, logEvents, until } from '../support/wait-and-read.js';
 
 /**
  * `/school stop` from GitHub reaches a running crew (src/feedback/control-scan.ts → control.jsonl →
@@ -44,42 +45,6 @@ const WAITING = [
   '',
 ].join('\n');
 
-async function until<T>(what: string, probe: () => T | undefined, ms = 300_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function find(dir: string, name: string): string[] {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const e of readdirSync(dir)) {
-    const p = join(dir, e);
-    let s;
-    try {
-      s = statSync(p);
-    } catch {
-      continue;
-    }
-    if (s.isDirectory()) out.push(...find(p, name));
-    else if (e === name) out.push(p);
-  }
-  return out;
-}
-
-function events(file: string): Array<{ type: string; key: string; data: Record<string, unknown> }> {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-}
-
 describe.skipIf(!!noSandbox)('/school stop from GitHub', () => {
   it("a read-only user's stop is refused and the crew runs on; a writer's stop ends it, stopped by @login", async () => {
     const env = { PATH: '/usr/bin:/bin', HOME: join(tmp.path, 'home') };
@@ -108,7 +73,7 @@ describe.skipIf(!!noSandbox)('/school stop from GitHub', () => {
     leftovers.push(loop.pid!);
     const started = await until(
       'the student to start',
-      () => find(join(crew.repo, '.school'), 'started.txt')[0],
+      () => findFiles(join(crew.repo, '.school'), 'started.txt')[0],
     );
     leftovers.push(...processesWith(student));
 
@@ -123,7 +88,7 @@ describe.skipIf(!!noSandbox)('/school stop from GitHub', () => {
     fake.setRole('reader', 'read');
     fake.addCommentAs(1, '/school stop', 'reader', 'COLLABORATOR');
     await plan();
-    let control = events(join(state, 'control.jsonl'));
+    let control = logEvents(join(state, 'control.jsonl'));
     const refused = control.filter((e) => e.type === 'control.refused');
     expect(refused, JSON.stringify(control)).toHaveLength(1);
     expect(refused[0]!.data).toMatchObject({
@@ -137,13 +102,13 @@ describe.skipIf(!!noSandbox)('/school stop from GitHub', () => {
     );
     expect(control.some((e) => e.type === 'crew.stop-requested')).toBe(false);
     expect(existsSync(started)).toBe(true);
-    expect(events(join(state, 'crews.jsonl')).some((e) => e.type === 'crew.finished')).toBe(false);
+    expect(logEvents(join(state, 'crews.jsonl')).some((e) => e.type === 'crew.finished')).toBe(false);
 
     // A writer: the stop is recorded for the running crew, which ends.
     fake.setRole('maintainer', 'write');
     fake.addCommentAs(1, '/school stop it is going the wrong way', 'maintainer', 'MEMBER');
     await plan();
-    control = events(join(state, 'control.jsonl'));
+    control = logEvents(join(state, 'control.jsonl'));
     expect(control.find((e) => e.type === 'crew.stop-requested')?.data).toMatchObject({
       issueNumber: 1,
       login: 'maintainer',
@@ -152,13 +117,13 @@ describe.skipIf(!!noSandbox)('/school stop from GitHub', () => {
       reason: 'it is going the wrong way',
     });
     expect(await exited, out).toBe(0);
-    const finished = events(join(state, 'crews.jsonl')).filter((e) => e.type === 'crew.finished');
+    const finished = logEvents(join(state, 'crews.jsonl')).filter((e) => e.type === 'crew.finished');
     expect(finished).toHaveLength(1);
     expect(finished[0]!.data).toMatchObject({ outcome: 'cancelled', stoppedBy: '@maintainer' });
     expect(String(finished[0]!.data.reason)).toMatch(/^stopped by @maintainer: it is going the wrong way; /);
     expect(processesWith(student)).toEqual([]);
     // Read again, the same comments record nothing new.
     await plan();
-    expect(events(join(state, 'control.jsonl'))).toHaveLength(control.length);
+    expect(logEvents(join(state, 'control.jsonl'))).toHaveLength(control.length);
   }, 900_000);
 });

@@ -7,6 +7,7 @@ import { childGroups } from '../../src/loop/stop.js';
 import { tempDir } from '../support/tmp.js';
 import { firstCrew } from '../support/first-crew.js';
 import { killAll, noSandbox, processesWith, warnSkipped } from '../security/helpers.js';
+import { until } from '../support/wait-and-read.js';
 
 /**
  * Stopping `school loop` stops its crews (src/loop/stop.ts): a real `school loop` process, SIGTERMed
@@ -31,16 +32,6 @@ const SLOW = [
   'setInterval(() => {}, 1000);',
   '',
 ].join('\n');
-
-async function until<T>(what: string, probe: () => T | undefined, ms = 300_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** A live process (a zombie has ended: it waits only for its parent, or init, to reap it). */
 function alive(pid: number): boolean {
