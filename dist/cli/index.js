@@ -1327,6 +1327,7 @@ var drainCommand = {
       ...token ? { token, pulls: pullsFor(token, logger) } : {},
       ...repository ? { repository } : {}
     });
+    const merge = delivery2?.mode === "pull-request" && token && repository && config.delivery.merge !== "off" ? octokitMerge(createGitHubClient({ token, logger }), repository) : void 0;
     const drained = await drain({
       config,
       layout,
@@ -1344,7 +1345,8 @@ var drainCommand = {
       logger,
       links: statusLinks(context),
       ...github ? { github } : {},
-      ...delivery2 ? { delivery: delivery2 } : {}
+      ...delivery2 ? { delivery: delivery2 } : {},
+      ...merge ? { merge } : {}
     });
     const result = withOutbox(drained, after);
     if (values.json) {
