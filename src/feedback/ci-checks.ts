@@ -1,3 +1,4 @@
+import { CI_START_MS } from '../delivery/merge.js';
 import { GitHubAuthError, message } from '../errors.js';
 import { event } from '../state/event-log.js';
 import { ciKey, type CiExcused, type CiRerun } from './log.js';
@@ -37,8 +38,6 @@ export interface CiFindings {
 const LOG_TAIL = 4_000;
 /** The brief's bound on quoted CI text, as the scan bounds every feedback text. */
 const MAX_TEXT = 8_000;
-/** How long after delivery a commit without check runs may still get its first. */
-const CI_START_MS = 15 * 60_000;
 /** How long a rerun may take to show its new attempt before the failure stands as it was. */
 const RERUN_SHOW_MS = 15 * 60_000;
 const FAILED = new Set(['failure', 'timed_out']);
