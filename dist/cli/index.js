@@ -31,7 +31,7 @@ import {
   runStep,
   sandboxVisibilityProblems,
   worstExit
-} from "../chunks/chunk-JM3XZ3GH.js";
+} from "../chunks/chunk-KAQQDJNF.js";
 import {
   afterGrading,
   countsLine,
@@ -47,7 +47,7 @@ import {
   requeueDeadLetters,
   verdictTable,
   withOutbox
-} from "../chunks/chunk-LBRPTI5G.js";
+} from "../chunks/chunk-4EBKZWPI.js";
 import {
   AgentChooser,
   NO_AGENTS,
@@ -75,7 +75,7 @@ import {
   verifyOnCleanCheckout,
   watchDeliveries,
   which
-} from "../chunks/chunk-BKGUUKCK.js";
+} from "../chunks/chunk-A35BMJT2.js";
 import {
   fetchCurriculum
 } from "../chunks/chunk-4VMDVCZA.js";

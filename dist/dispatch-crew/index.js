@@ -10,14 +10,14 @@ import {
   runCrewFromSpec,
   runStep,
   thisRun
-} from "../chunks/chunk-JM3XZ3GH.js";
+} from "../chunks/chunk-KAQQDJNF.js";
 import {
   booleanInput,
   importHandoffs,
   markHandoff,
   wholeNumberInput,
   writeHandoff
-} from "../chunks/chunk-YVER74GE.js";
+} from "../chunks/chunk-LOP4YO6S.js";
 import {
   CLAIMS_DIR,
   deliveredPullRequests,
@@ -28,7 +28,7 @@ import {
   readCrewState,
   statusLinks,
   watchDeliveries
-} from "../chunks/chunk-BKGUUKCK.js";
+} from "../chunks/chunk-A35BMJT2.js";
 import {
   actionsClaimPort,
   claimsHere,

@@ -11,14 +11,14 @@ import {
   requeueDeadLetters,
   verdictTable,
   withOutbox
-} from "../chunks/chunk-LBRPTI5G.js";
+} from "../chunks/chunk-4EBKZWPI.js";
 import {
   booleanInput,
   handoffDirs,
   importBookbags,
   importHandoffs,
   wholeNumberInput
-} from "../chunks/chunk-YVER74GE.js";
+} from "../chunks/chunk-LOP4YO6S.js";
 import {
   JUDGES,
   combine,
@@ -36,7 +36,7 @@ import {
   verificationFinding,
   verifyOnCleanCheckout,
   withJudgeSandbox
-} from "../chunks/chunk-BKGUUKCK.js";
+} from "../chunks/chunk-A35BMJT2.js";
 import {
   actionsClaimPort,
   claimsHere
