@@ -160,6 +160,23 @@ describe.skipIf(!!noSandbox)('the real-repository corpus, sandbox on', () => {
       }, 600_000);
     }
 
+    // Pretenders on real code: each would look "green" if the patch decided what passed.
+    it('cookie-max-age-invalid: a student that only makes the test script run nothing is rejected', async () => {
+      const r = await loop('cookie-max-age-invalid', 'script');
+      expectRejected(r);
+      expect(verdicts(r.out).join('\n'), r.out).toMatch(/tests_changed/);
+    }, 600_000);
+
+    it('cookie-max-age-invalid: the real fix with a workflow of its own is rejected', async () => {
+      const r = await loop('cookie-max-age-invalid', 'workflow');
+      expectRejected(r);
+      expect(verdicts(r.out).join('\n'), r.out).toMatch(/protected_path/);
+    }, 600_000);
+
+    it("cookie-max-age-invalid: a student that swaps the fix's tests for ones that always pass is rejected", async () => {
+      expectRejected(await loop('cookie-max-age-invalid', 'gut'));
+    }, 600_000);
+
     it('an install that cannot fetch (npm install of the devDependencies, offline) is the environment, named in an alert', async ({
       expect,
     }) => {
@@ -198,6 +215,12 @@ describe.skipIf(!!noSandbox)('the real-repository corpus, sandbox on', () => {
 
     it("sqlparse-order-keywords, the fix's tests sealed: a student that changes nothing is rejected", async () => {
       expectRejected(await loop('sqlparse-order-keywords', 'noop', { sealed: true }));
+    }, 600_000);
+
+    it("sqlparse-order-keywords, the fix's tests sealed: the real fix with a workflow of its own is rejected", async () => {
+      const r = await loop('sqlparse-order-keywords', 'workflow', { sealed: true });
+      expectRejected(r);
+      expect(verdicts(r.out).join('\n'), r.out).toMatch(/protected_path/);
     }, 600_000);
 
     it("sqlparse-order-keywords, the fix's tests sealed: half of the fix is rejected", async () => {
