@@ -1,22 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadView } from '../../src/board/load.js';
 import { renderTerminal } from '../../src/board/terminal.js';
-import { resolveConfig } from '../../src/config/load.js';
-import { writeCurriculum } from '../../src/curriculum/store.js';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
-import { crewLog } from '../../src/dispatch/registry.js';
 import { readFeedback } from '../../src/feedback/log.js';
 import { memoryLogger } from '../../src/log.js';
 import { dispatchJob } from '../../src/loop/dispatch-job.js';
-import type { CrewEvent } from '../../src/schemas/crew.js';
-import { event } from '../../src/state/event-log.js';
-import { StateLayout } from '../../src/state/layout.js';
-import { recordDelivered } from '../support/deliveries.js';
 import { GitHubFake, startGitHubServer } from '../support/github-fake.js';
-import { curriculumItem } from '../support/items.js';
 import { tempDir } from '../support/tmp.js';
+import { deliveredIssue, schoolOnDisk } from '../support/planned-school.js';
 
 /**
  * Back-pressure through the plan job as the action runs it (dispatch-crew `mode: plan` with a
@@ -39,53 +30,16 @@ afterEach(() => vi.unstubAllEnvs());
 
 describe('back-pressure against a GitHub-like server', () => {
   it('holds the next issue while the delivered pull request is open, and plans it once GitHub says it was merged', async () => {
-    const dir = join(tmp.path, 'school');
-    mkdirSync(dir, { recursive: true });
-    const stateDir = join(dir, 'state');
-    const configPath = join(dir, 'school.yml');
-    writeFileSync(
-      configPath,
-      [
-        'repository: octo/school',
-        `stateDir: ${stateDir}`,
-        'fleet: { daemons: [{ id: d1, worktrees: 2 }] }',
-        'agents: [{ id: alpha, command: [node, a.mjs] }]',
-        'delivery: { mode: pull-request, maxOpenPullRequests: 1 }',
-        '',
-      ].join('\n'),
-    );
-    const config = resolveConfig(configPath);
-    const layout = new StateLayout(stateDir);
+    const { configPath, config, layout } = schoolOnDisk(join(tmp.path, 'school'), [
+      'fleet: { daemons: [{ id: d1, worktrees: 2 }] }',
+      'agents: [{ id: alpha, command: [node, a.mjs] }]',
+      'delivery: { mode: pull-request, maxOpenPullRequests: 1 }',
+    ]);
     const first = fake.addIssue({ title: 'Add a helper' }).number;
     const next = fake.addIssue({ title: 'Add another helper' }).number;
     const head = '1'.repeat(40);
     const pr = fake.openPull({ head: `school/issue-${first}`, headSha: head, baseSha: '2'.repeat(40) });
-    writeCurriculum(layout, [curriculumItem(first), curriculumItem(next)]);
-    await recordHeartbeat(layout, config, {
-      daemon: 'd1',
-      observedClass: 'standard',
-      freeDiskBytes: 100 * 1024 ** 3,
-    });
-    const crewId = `c${first}-00000001`;
-    await crewLog(layout).append([
-      event('crew.planned', `planned:${crewId}`, {
-        crewId,
-        issueNumber: first,
-        daemon: 'd1',
-        agent: 'alpha',
-        weight: 'standard',
-        fences: [],
-        repair: false,
-        attempt: 1,
-      }) as CrewEvent,
-      event('crew.finished', `finished:${crewId}`, {
-        crewId,
-        issueNumber: first,
-        outcome: 'succeeded',
-        reason: 'done',
-      }) as CrewEvent,
-    ]);
-    await recordDelivered(layout, { issue: first, crewId, pr, sha: head, repo: 'octo/school' });
+    await deliveredIssue({ config, layout }, { issue: first, more: [next], pr, sha: head });
     const plan = async () => {
       vi.stubEnv('GITHUB_API_URL', server.url);
       const r = await dispatchJob(

@@ -1,23 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { schoolAlerts } from '../../src/board/alerts.js';
 import { loadView } from '../../src/board/load.js';
 import { renderTerminal } from '../../src/board/terminal.js';
-import { writeCurriculum } from '../../src/curriculum/store.js';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
-import { crewLog } from '../../src/dispatch/registry.js';
-import { resolveConfig } from '../../src/config/load.js';
 import { readFeedback } from '../../src/feedback/log.js';
 import { memoryLogger } from '../../src/log.js';
 import { dispatchJob } from '../../src/loop/dispatch-job.js';
-import type { CrewEvent } from '../../src/schemas/crew.js';
-import { event } from '../../src/state/event-log.js';
-import { StateLayout } from '../../src/state/layout.js';
-import { recordDelivered } from '../support/deliveries.js';
 import { GitHubFake, startGitHubServer } from '../support/github-fake.js';
-import { curriculumItem } from '../support/items.js';
 import { tempDir } from '../support/tmp.js';
+import { deliveredIssue, schoolOnDisk } from '../support/planned-school.js';
 
 /**
  * Failed CI through the plan job (dispatch-crew `mode: plan` with a token, as the action runs it):
@@ -42,51 +33,14 @@ afterEach(() => vi.unstubAllEnvs());
 let schools = 0;
 /** A school with one issue delivered as a pull request whose head is `head` and base `base`. */
 async function school(head: string, base: string) {
-  const dir = join(tmp.path, `school-${++schools}`);
-  mkdirSync(dir, { recursive: true });
-  const stateDir = join(dir, 'state');
-  const configPath = join(dir, 'school.yml');
-  writeFileSync(
-    configPath,
-    [
-      'repository: octo/school',
-      `stateDir: ${stateDir}`,
-      'fleet: { daemons: [{ id: d1, worktrees: 1 }] }',
-      'agents: [{ id: alpha, command: [node, a.mjs] }]',
-      '',
-    ].join('\n'),
-  );
-  const config = resolveConfig(configPath);
-  const layout = new StateLayout(stateDir);
+  const { configPath, layout, config } = schoolOnDisk(join(tmp.path, `school-${++schools}`), [
+    'fleet: { daemons: [{ id: d1, worktrees: 1 }] }',
+    'agents: [{ id: alpha, command: [node, a.mjs] }]',
+  ]);
   const n = fake.addIssue({ title: `Add helper ${schools}` }).number;
   const pr = fake.openPull({ head: `school/issue-${n}`, headSha: head, baseSha: base });
   fake.refs.set('heads/main', base); // the base branch's head: its checks are the base's
-  writeCurriculum(layout, [curriculumItem(n)]);
-  await recordHeartbeat(layout, config, {
-    daemon: 'd1',
-    observedClass: 'standard',
-    freeDiskBytes: 100 * 1024 ** 3,
-  });
-  const crewId = `c${n}-00000001`;
-  await crewLog(layout).append([
-    event('crew.planned', `planned:${crewId}`, {
-      crewId,
-      issueNumber: n,
-      daemon: 'd1',
-      agent: 'alpha',
-      weight: 'standard',
-      fences: [],
-      repair: false,
-      attempt: 1,
-    }) as CrewEvent,
-    event('crew.finished', `finished:${crewId}`, {
-      crewId,
-      issueNumber: n,
-      outcome: 'succeeded',
-      reason: 'done',
-    }) as CrewEvent,
-  ]);
-  await recordDelivered(layout, { issue: n, crewId, pr, sha: head, repo: 'octo/school' });
+  const crewId = await deliveredIssue({ config, layout }, { issue: n, pr, sha: head });
   let warnings: string[] = [];
   const plan = async () => {
     vi.stubEnv('GITHUB_API_URL', server.url);

@@ -1,19 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeCurriculum } from '../../src/curriculum/store.js';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
-import { crewLog } from '../../src/dispatch/registry.js';
-import { resolveConfig } from '../../src/config/load.js';
-import { recordDelivered } from '../support/deliveries.js';
 import { memoryLogger } from '../../src/log.js';
 import { dispatchJob, type DispatchJobInput } from '../../src/loop/dispatch-job.js';
-import type { CrewEvent } from '../../src/schemas/crew.js';
-import { event } from '../../src/state/event-log.js';
-import { StateLayout } from '../../src/state/layout.js';
 import { GitHubFake, startGitHubServer } from '../support/github-fake.js';
-import { curriculumItem } from '../support/items.js';
 import { initRepo, tempDir } from '../support/tmp.js';
+import { deliveredIssue, schoolOnDisk } from '../support/planned-school.js';
 
 /**
  * dispatch-crew `mode: plan` with a token reads the feedback on delivered pull requests before it
@@ -36,54 +27,22 @@ afterEach(() => vi.unstubAllEnvs());
 describe('dispatch-crew mode plan reads feedback first', () => {
   it('plans the revision a new review asks for in the same run; idle, it asks one conditional request', async () => {
     vi.stubEnv('GITHUB_API_URL', server.url);
-    const stateDir = join(tmp.path, 'state');
-    const configPath = join(tmp.path, 'school.yml');
-    writeFileSync(
-      configPath,
-      [
-        'repository: octo/school',
-        // A repository of the test's own (no origin): the plan's base-drift check asks its origin,
-        // which must not be the checkout the tests run from.
-        `repoPath: ${initRepo(join(tmp.path, 'repo'))}`,
-        `stateDir: ${stateDir}`,
-        'fleet: { daemons: [{ id: d1, worktrees: 1 }] }',
-        'agents: [{ id: alpha, command: [node, a.mjs] }, { id: beta, command: [node, b.mjs] }]',
-        '',
-      ].join('\n'),
-    );
-    const config = resolveConfig(configPath);
-    const layout = new StateLayout(stateDir);
+    const { configPath, config, layout } = schoolOnDisk(tmp.path, [
+      // A repository of the test's own (no origin): the plan's base-drift check asks its origin,
+      // which must not be the checkout the tests run from.
+      `repoPath: ${initRepo(join(tmp.path, 'repo'))}`,
+      'fleet: { daemons: [{ id: d1, worktrees: 1 }] }',
+      'agents: [{ id: alpha, command: [node, a.mjs] }, { id: beta, command: [node, b.mjs] }]',
+    ]);
     const issue = fake.addIssue({ title: 'Add helper31' });
     const n = issue.number;
     const sha = 'd'.repeat(40);
     const pr = fake.openPull({ head: `school/issue-${n}`, headSha: sha });
     fake.addCheckRun({ name: 'ci', head_sha: sha, status: 'completed', conclusion: 'success' });
-    writeCurriculum(layout, [curriculumItem(n)]);
-    await recordHeartbeat(layout, config, {
-      daemon: 'd1',
-      observedClass: 'standard',
-      freeDiskBytes: 100 * 1024 ** 3,
-    });
-    const crewId = `c${n}-00000001`;
-    await crewLog(layout).append([
-      event('crew.planned', `planned:${crewId}`, {
-        crewId,
-        issueNumber: n,
-        daemon: 'd1',
-        agent: 'beta',
-        weight: 'standard',
-        fences: [],
-        repair: false,
-        attempt: 1,
-      }) as CrewEvent,
-      event('crew.finished', `finished:${crewId}`, {
-        crewId,
-        issueNumber: n,
-        outcome: 'succeeded',
-        reason: 'done',
-      }) as CrewEvent,
-    ]);
-    await recordDelivered(layout, { issue: n, crewId, pr, sha, repo: 'octo/school' });
+    const crewId = await deliveredIssue(
+      { config, layout },
+      { issue: n, pr, sha, planned: { agent: 'beta' } },
+    );
     const plan = (token?: string) => {
       const input: DispatchJobInput = {
         mode: 'plan',
