@@ -4,12 +4,7 @@ import { join, resolve } from 'node:path';
 import { resolveConfig } from '../config/load.js';
 import type { SchoolConfig } from '../config/schema.js';
 import { installedDependencies, verifyOnCleanCheckout } from '../crew/clean-checkout.js';
-import { deliveryFor } from '../delivery/setup.js';
-import { createGitHubClient } from '../github/client.js';
 import { drain, type DrainJudging, type DrainLimits, type DrainResult } from '../grading/drain.js';
-import { octokitPort } from '../github/issues-port.js';
-import { octokitFeedback } from '../github/feedback-port.js';
-import { octokitMerge, pullsFor } from '../github/pulls-port.js';
 import { importBookbags } from '../grading/import.js';
 import { judgeGrader } from '../grading/judge-verify.js';
 import { drainProgress } from '../grading/progress.js';
@@ -35,6 +30,7 @@ import { StateLayout } from '../state/layout.js';
 import { Outbox, type OutboxCounts } from '../outbox/outbox.js';
 import type { WatchResult } from '../feedback/watch.js';
 import { afterGrading, withOutbox } from './after-grading.js';
+import { gradingPorts } from './github-ports.js';
 import { statusLinks } from '../feedback/status.js';
 import { ensureRefreshBases } from '../feedback/drift.js';
 import { requeueDeadLetters, type Requeued } from '../grading/requeue.js';
@@ -164,7 +160,19 @@ export async function drainJob(
   if (inputs.mode === 'judge') return judgeJob(inputs, config, logger, context);
 
   const requeued = await importAndRequeue(inputs, config, layout, queue, logger);
-  const { github, feedback, delivery, merge } = githubPorts(inputs, config, layout, logger, context);
+  // Merged or closed delivered pull requests are the last judge (src/feedback/watch.ts); accepted
+  // work becomes a branch and a pull request with the delivery token (docs/delivery.md).
+  const ports = gradingPorts({
+    config,
+    layout,
+    logger,
+    actions: true,
+    repository: config.repository ?? context.repository,
+    token: inputs.tokens?.github,
+    deliveryToken: inputs.tokens?.delivery,
+  });
+  if (!ports.github)
+    logger.warning('no token or repository: labels and comments stay in the outbox for a later drain');
   const { applied, verdicts } =
     inputs.mode === 'apply'
       ? await verdictsToApply(inputs, layout, queue, logger)
@@ -174,7 +182,7 @@ export async function drainJob(
       config,
       layout,
       logger,
-      deliver: !!delivery,
+      deliver: !!ports.delivery,
       ...(inputs.limits ? { limits: inputs.limits } : {}),
       // Drain mode judges here: the evidence judge runs a patch's added tests on a clean checkout.
       judging: { ...applied, verifyOnCleanCheckout, installedDependencies },
@@ -190,10 +198,7 @@ export async function drainJob(
       layout,
       logger,
       links: statusLinks(context),
-      ...(github ? { github } : {}),
-      ...(delivery ? { delivery } : {}),
-      ...(feedback ? { feedback } : {}),
-      ...(merge ? { merge } : {}),
+      ...ports,
     }),
   );
   const report = withOutbox(drained, after);
@@ -208,44 +213,6 @@ export async function drainJob(
     requeued,
     ...verdicts,
   });
-}
-
-/**
- * The GitHub ports of a drain: issues (labels, comments), the feedback scan and delivery. Without
- * a token or a repository, labels and comments wait in the outbox.
- */
-function githubPorts(
-  inputs: DrainJobInput,
-  config: SchoolConfig,
-  layout: StateLayout,
-  logger: Logger,
-  context: RunContext,
-) {
-  const repository = config.repository ?? context.repository;
-  const { github: githubToken, delivery: deliveryToken } = inputs.tokens ?? {};
-  const client = githubToken && repository ? createGitHubClient({ token: githubToken, logger }) : undefined;
-  const github = client && repository ? octokitPort(client, repository) : undefined;
-  // Merged or closed delivered pull requests are the last judge (src/feedback/watch.ts).
-  const feedback = client && repository ? octokitFeedback(client, repository) : undefined;
-  if (!github)
-    logger.warning('no token or repository: labels and comments stay in the outbox for a later drain');
-  // Accepted work becomes a branch and a pull request (docs/delivery.md). A pull request opened with
-  // the workflow's GITHUB_TOKEN triggers no workflows: delivery-token takes an App or PAT token.
-  const token = deliveryToken ?? githubToken;
-  const delivery = deliveryFor({
-    config,
-    layout,
-    logger,
-    actions: true,
-    ...(token ? { token, pulls: pullsFor(token, logger) } : {}),
-    ...(repository ? { repository } : {}),
-  });
-  // The guarded merge writes contents: the delivery token, only when `delivery.merge` asks for it.
-  const merge =
-    token && repository && config.delivery.merge !== 'off'
-      ? octokitMerge(createGitHubClient({ token, logger }), repository)
-      : undefined;
-  return { github, feedback, delivery, merge };
 }
 
 /**

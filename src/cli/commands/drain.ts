@@ -1,15 +1,11 @@
 import { resolveConfig } from '../../config/load.js';
-import { deliveryFor } from '../../delivery/setup.js';
 import { drain } from '../../grading/drain.js';
 import { installedDependencies, verifyOnCleanCheckout } from '../../crew/clean-checkout.js';
 import { afterGrading, withOutbox } from '../../loop/after-grading.js';
+import { gradingPorts } from '../../loop/github-ports.js';
 import { drainProgress } from '../../grading/progress.js';
-import { octokitPort } from '../../github/issues-port.js';
 import { ScoreLedger, leaderboard } from '../../grading/ledger.js';
 import { countsLine, leaderboardTable, renderText, verdictTable } from '../../grading/report.js';
-import { createGitHubClient } from '../../github/client.js';
-import { octokitMerge } from '../../github/pulls-port.js';
-import { pullsFor } from '../../github/pulls-port.js';
 import { consoleLogger } from '../../log.js';
 import { EXIT } from '../exit.js';
 import { redactText } from '../../security/redact.js';
@@ -40,24 +36,16 @@ export const drainCommand: Command = {
     const context = cliContext();
     const layout = new StateLayout(config.stateDir, auditActor(context));
     const logger = consoleLogger({ debug: !!context.host.SCHOOL_DEBUG });
-    const token = context.host.GITHUB_TOKEN;
-    const repository = config.repository ?? context.repository;
-    const github =
-      token && repository ? octokitPort(createGitHubClient({ token, logger }), repository) : undefined;
-    if (!github) logger.info('no GITHUB_TOKEN or repository: labels and comments stay in the outbox');
-    const delivery = deliveryFor({
+    // Labels, comments, delivery and the guarded merge with GITHUB_TOKEN (src/loop/github-ports.ts).
+    const { github, delivery, merge } = gradingPorts({
       config,
       layout,
       logger,
       actions: false,
-      ...(token ? { token, pulls: pullsFor(token, logger) } : {}),
-      ...(repository ? { repository } : {}),
+      repository: config.repository ?? context.repository,
+      token: context.host.GITHUB_TOKEN,
     });
-    // The guarded merge (delivery.merge), with the same token, on pull requests delivery opened.
-    const merge =
-      delivery?.mode === 'pull-request' && token && repository && config.delivery.merge !== 'off'
-        ? octokitMerge(createGitHubClient({ token, logger }), repository)
-        : undefined;
+    if (!github) logger.info('no GITHUB_TOKEN or repository: labels and comments stay in the outbox');
     const drained = await drain({
       config,
       layout,
@@ -75,9 +63,9 @@ export const drainCommand: Command = {
       layout,
       logger,
       links: statusLinks(context),
-      ...(github ? { github } : {}),
-      ...(delivery ? { delivery } : {}),
-      ...(merge ? { merge } : {}),
+      github,
+      delivery,
+      merge,
     });
     const result = withOutbox(drained, after);
     if (values.json) {

@@ -2,19 +2,17 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { loadConfig, resolveConfig } from '../../config/load.js';
 import type { SchoolConfig } from '../../config/schema.js';
 import { createGitHubClient } from '../../github/client.js';
-import { octokitPort } from '../../github/issues-port.js';
 import { Outbox } from '../../outbox/outbox.js';
-import { octokitFeedback } from '../../github/feedback-port.js';
 import { githubSource } from '../../github/issues-source.js';
-import { octokitMerge, octokitPulls } from '../../github/pulls-port.js';
-import { deliveryFor } from '../../delivery/setup.js';
 import { examplePaths, prepareExampleRepo } from '../../examples/prepare.js';
-import { requireSandbox, SandboxUnavailableError } from '../../sandbox/probe.js';
+import { policyFrom } from '../../config/sandbox-policy.js';
+import { requireSandbox, SandboxUnavailableError } from '../../sandbox/index.js';
 import { deniedBy, EXIT, worstExit, type ExitCode } from '../exit.js';
 import { redactText } from '../../security/redact.js';
 import { ConfigError } from '../../errors.js';
 import { parseRepository } from '../../config/repository.js';
 import { consoleLogger } from '../../log.js';
+import { gradingPorts } from '../../loop/github-ports.js';
 import { runLoop, type LoopResult } from '../../loop/loop.js';
 import { LoopStoppedError, stopOnSignals } from '../../loop/stop.js';
 import { StateLayout } from '../../state/layout.js';
@@ -63,20 +61,16 @@ export const loopCommand: Command = {
     const logger = consoleLogger({ debug: context.runner.debug });
 
     let source: CurriculumSource;
-    let github: ReturnType<typeof octokitPort> | undefined;
-    let client: ReturnType<typeof createGitHubClient> | undefined;
+    const token = values.repo ? process.env.GITHUB_TOKEN : undefined;
     const issuesFile = values['issues-file'] ?? config.curriculum.issuesFile;
     if (values.repo) {
-      const token = process.env.GITHUB_TOKEN;
       if (!token) {
         throw new ConfigError(
           'school loop --repo: set GITHUB_TOKEN to a token with issues: read (and issues: write for labels).',
         );
       }
       const { owner, repo } = parseRepository(values.repo, '--repo');
-      client = createGitHubClient({ token, logger });
-      source = githubSource(client, { owner, repo });
-      github = octokitPort(client, values.repo);
+      source = githubSource(createGitHubClient({ token, logger }), { owner, repo });
     } else if (issuesFile) {
       source = { kind: 'file', path: issuesFile };
     } else {
@@ -96,11 +90,16 @@ export const loopCommand: Command = {
       logger,
       source,
       launcher,
-      ports: {
-        ...(github ? { github } : {}),
-        ...(client && values.repo ? { feedback: octokitFeedback(client, values.repo) } : {}),
-        ...deliveryOption(config, layout, logger, client, values.repo),
-      },
+      // With --repo: labels, comments, the feedback scan, delivery and the guarded merge with
+      // GITHUB_TOKEN (src/loop/github-ports.ts); without, delivery to local branches alone.
+      ports: gradingPorts({
+        config,
+        layout,
+        logger,
+        actions: false,
+        repository: values.repo,
+        token,
+      }),
       onProgress: (line) => lines.write(`${line}\n`),
       context,
     })
@@ -149,32 +148,6 @@ function loopExit(r: LoopResult): ExitCode {
   return worstExit(...codes);
 }
 
-/** The CLI delivers to local branches unless `delivery.mode` says otherwise (src/delivery/setup.ts). */
-function deliveryOption(
-  config: SchoolConfig,
-  layout: StateLayout,
-  logger: ReturnType<typeof consoleLogger>,
-  client: ReturnType<typeof createGitHubClient> | undefined,
-  repository: string | undefined,
-) {
-  const delivery = deliveryFor({
-    config,
-    layout,
-    logger,
-    actions: false,
-    ...(client && process.env.GITHUB_TOKEN
-      ? { token: process.env.GITHUB_TOKEN, pulls: (r: string) => octokitPulls(client, r) }
-      : {}),
-    ...(repository ? { repository } : {}),
-  });
-  // The guarded merge (delivery.merge), with the same token, on pull requests delivery opened.
-  const merge =
-    delivery?.mode === 'pull-request' && client && repository && config.delivery.merge !== 'off'
-      ? octokitMerge(client, repository)
-      : undefined;
-  return { ...(delivery ? { delivery } : {}), ...(merge ? { merge } : {}) };
-}
-
 /** examples/school.yml with its paths made absolute, so `--example` works from any directory. */
 function exampleConfig(): SchoolConfig {
   const paths = examplePaths();
@@ -194,7 +167,7 @@ function exampleConfig(): SchoolConfig {
  */
 function exampleSandbox(config: SchoolConfig): string | undefined {
   try {
-    requireSandbox(config.sandbox, process.env.PATH ?? '');
+    requireSandbox(policyFrom(config.sandbox), process.env.PATH ?? '');
     return undefined;
   } catch (e) {
     if (!(e instanceof SandboxUnavailableError)) throw e;
