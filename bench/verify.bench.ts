@@ -26,6 +26,7 @@ import { runProcess } from '../src/process/run.js';
 import { Sandbox } from '../src/sandbox/sandbox.js';
 import { git, initRepo } from '../test/support/tmp.js';
 import type { Bench, BenchFigure } from './types.js';
+import { policyFrom } from '../src/config/sandbox-policy.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
@@ -89,9 +90,8 @@ export const benchmarks: Bench[] = [
       if (r.exitCode !== 0) throw new Error('the stand-in install failed');
       sandbox = new Sandbox({
         host: testHost(),
-        config: config(false).sandbox,
+        policy: policyFrom(config(false).sandbox, { protect: [repo] }),
         root: join(dir, 'sandbox'),
-        protect: [repo],
       });
     },
     async teardown() {

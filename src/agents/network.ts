@@ -1,8 +1,6 @@
 import type { AgentConfig } from '../config/schema.js';
-import { hostPort } from '../sandbox/proxy.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
+import { hostPort, type Sandbox, type UpstreamRecord } from '../sandbox/index.js';
 import { extendEnv, type ChildEnv } from '../process/env.js';
-import type { UpstreamRecord } from '../sandbox/upstream-record.js';
 
 /**
  * The hosts an agent kind needs through the sandbox's proxy, before `sandbox.allow` adds the

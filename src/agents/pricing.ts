@@ -1,5 +1,5 @@
 import type { Pricing } from '../config/schema.js';
-import type { MeteredUsage, ModelApi } from '../sandbox/meter.js';
+import type { MeteredUsage, ModelApi } from '../sandbox/index.js';
 import { priceTokens } from './ending.js';
 
 /**

@@ -5,9 +5,13 @@ import type { ProbeResult } from '../dispatch/limit-probe.js';
 import { childEnv } from '../process/env.js';
 import { removeTreeSync } from '../process/remove-tree.js';
 import type { HostEnv } from '../process/run-context.js';
-import { copyHomeFiles } from '../sandbox/home-files.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
-import { describeUpstream, limitEvidence, type UpstreamRecord } from '../sandbox/upstream-record.js';
+import {
+  copyHomeFiles,
+  describeUpstream,
+  limitEvidence,
+  type Sandbox,
+  type UpstreamRecord,
+} from '../sandbox/index.js';
 import { agentAllowList, keyProxyPlan, keyProxyTurn } from './network.js';
 import { runTurn } from './run.js';
 import { quietCli } from './session-run.js';

@@ -1,7 +1,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { appendCapped, logicalSize } from '../process/capped-log.js';
 import { readUntrustedFile } from '../security/untrusted-file.js';
-import { ProgramNotFoundError } from '../sandbox/sandbox.js';
+import { ProgramNotFoundError } from '../sandbox/index.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { ChildEnv } from '../process/env.js';
 import { runProcess, type RunOptions, type RunResult } from '../process/run.js';

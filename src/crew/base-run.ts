@@ -8,7 +8,7 @@ import { namedResults, type NamedResults } from '../grading/verify-difference.js
 import { appendCapped } from '../process/capped-log.js';
 import type { ChildEnv } from '../process/env.js';
 import type { RunResult } from '../process/run.js';
-import { missingProgram, type MissingAt } from '../sandbox/not-found.js';
+import { type MissingAt, missingProgram } from '../sandbox/index.js';
 import { writeTextAtomic } from '../state/atomic.js';
 import {
   addCheckout,

@@ -15,7 +15,7 @@ import { LockError } from '../errors.js';
 import { childEnv } from '../process/env.js';
 import { runGit } from '../process/git.js';
 import { runProcess, type RunResult } from '../process/run.js';
-import type { Confined } from '../sandbox/sandbox.js';
+import type { Confined } from '../sandbox/index.js';
 import { withLock } from '../state/lock.js';
 import { gitCommonDir } from './git-guard.js';
 import { removeTree } from './slot-reset.js';

@@ -13,7 +13,7 @@ import {
 } from './git.js';
 import { requireProcFs, which } from './host.js';
 import { clearHint, markInService, markOutOfService, outOfService, removeTree } from './slot-reset.js';
-import type { Confined } from '../sandbox/sandbox.js';
+import type { Confined } from '../sandbox/index.js';
 import { hostEnvOf } from '../process/env.js';
 import type { RunOptions, RunResult } from '../process/run.js';
 import { OrcaClassroom } from './orca/classroom.js';

@@ -8,7 +8,7 @@ import { differenceSummary, judgeDifference } from '../grading/verify-difference
 import type { ChildEnv } from '../process/env.js';
 import { patchFiles, type PatchFile } from '../process/patch-files.js';
 import { appendCapped } from '../process/capped-log.js';
-import { describeMissing, missingProgram, type MissingAt } from '../sandbox/not-found.js';
+import { describeMissing, type MissingAt, missingProgram } from '../sandbox/index.js';
 import { baseVerification, runVerification, type BaseRecord, type CheckoutRun } from './base-run.js';
 import { addCheckout, CheckoutError, git, removeCheckout, showDependencies } from './checkout-run.js';
 import { INSTALL_RETRY_MS, InstallFailedError, installedDependencies } from './clean-install.js';

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { CleanCheckoutOptions } from '../grading/judge-verify.js';
 import type { ChildEnv } from '../process/env.js';
 import { appendCapped } from '../process/capped-log.js';
-import { missingProgram, type MissingProgram } from '../sandbox/not-found.js';
+import { missingProgram, type MissingProgram } from '../sandbox/index.js';
 import { writeTextAtomic } from '../state/atomic.js';
 import {
   addCheckout,

@@ -10,7 +10,7 @@ import { sha256 } from '../bookbag/store.js';
 import { removeTreeSync } from '../process/remove-tree.js';
 import { ensureRevisionBase, revisionBrief } from './revision.js';
 import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
+import type { Sandbox } from '../sandbox/index.js';
 
 /**
  * Before the student: the slot pre-verified at the base (N4.1), then the brief — the issue, an

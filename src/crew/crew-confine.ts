@@ -3,9 +3,8 @@ import { join } from 'node:path';
 import type { Logger } from '../log.js';
 import type { HostEnv } from '../process/run-context.js';
 import { registerSecret } from '../security/redact.js';
-import { Sandbox } from '../sandbox/sandbox.js';
-import { copyHomeFiles } from '../sandbox/home-files.js';
-import type { UpstreamRecord } from '../sandbox/upstream-record.js';
+import { policyFrom } from '../config/sandbox-policy.js';
+import { copyHomeFiles, Sandbox, type UpstreamRecord } from '../sandbox/index.js';
 import { agentAllowList, keyProxyPlan, keyProxyTurn } from '../agents/network.js';
 import type { SessionInput } from '../agents/session.js';
 import { groupAlive, killGroup } from '../process/group.js';
@@ -61,16 +60,17 @@ export class CrewProcesses {
  */
 export function crewSandbox(spec: CrewSpec, scratch: string, log: Logger, host: HostEnv): Sandbox {
   return new Sandbox({
-    config: spec.config.sandbox,
+    policy: policyFrom(spec.config.sandbox, {
+      protect: [
+        spec.stateDir,
+        spec.runtimeDir,
+        spec.worktreeRoot,
+        spec.config.repoPath,
+        ...(spec.baseDir ? [spec.baseDir] : []),
+      ],
+    }),
     host,
     root: join(scratch, 'sandbox'),
-    protect: [
-      spec.stateDir,
-      spec.runtimeDir,
-      spec.worktreeRoot,
-      spec.config.repoPath,
-      ...(spec.baseDir ? [spec.baseDir] : []),
-    ],
     onRefused: (target, purpose) =>
       log.warning(
         `crew ${spec.crewId}: sandbox refused a connection to ${target} (${purpose}; not on sandbox.allow)`,

@@ -11,7 +11,7 @@ import { crewEventLog, readCrewState } from '../dispatch/lease.js';
 import { pauseForOutcome } from '../dispatch/pause.js';
 import { enqueueGradingJob } from '../grading/enqueue.js';
 import { GRADED_OUTCOMES } from '../agents/outcome.js';
-import type { UpstreamLimit } from '../sandbox/upstream-record.js';
+import type { UpstreamLimit } from '../sandbox/index.js';
 import { pruneFinishedRuntime, sweepFinishedRuntimes } from './runtime-prune.js';
 import type { CrewPlace } from './crew-place.js';
 

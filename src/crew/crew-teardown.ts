@@ -1,6 +1,6 @@
 import { message } from '../errors.js';
 import { boundText, MAX_DETAIL } from '../security/bound.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
+import type { Sandbox } from '../sandbox/index.js';
 import { groupAlive, killGroup } from '../process/group.js';
 import { restoreBaseline, type GitControlBaseline } from './git-guard.js';
 import { resetAdminDir } from './git.js';

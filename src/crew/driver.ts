@@ -9,7 +9,8 @@ import { defaultRuntimeDir, defaultWorktreeRoot } from './spec.js';
 import { revParse } from './git.js';
 import type { Progress } from './driver-settle.js';
 import { SlotDriver } from './driver-slots.js';
-import { requireSandbox } from '../sandbox/probe.js';
+import { policyFrom } from '../config/sandbox-policy.js';
+import { requireSandbox } from '../sandbox/index.js';
 import { reclaimOrcaOrphans } from './orca/orphans.js';
 import type { HostEnv, RunContext } from '../process/run-context.js';
 import { hostEnvOf } from '../process/env.js';
@@ -174,7 +175,7 @@ export function sandboxPreflight(config: SchoolConfig, daemon: string, logger: L
     );
     return;
   }
-  requireSandbox(config.sandbox, host.PATH ?? '');
+  requireSandbox(policyFrom(config.sandbox), host.PATH ?? '');
   if (config.sandbox.network === 'host')
     logger.warning(
       `daemon ${daemon}: sandbox.network is host: students may connect to any host and send anything anywhere`,

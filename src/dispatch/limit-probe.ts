@@ -1,4 +1,4 @@
-import type { UpstreamLimit } from '../sandbox/upstream-record.js';
+import type { UpstreamLimit } from '../sandbox/index.js';
 import type { CrewRegistry } from './registry.js';
 
 /**

@@ -7,7 +7,7 @@ import { finiteOr } from '../security/sanitize.js';
 import { readUntrusted } from '../security/untrusted-file.js';
 import type { StateLayout } from '../state/layout.js';
 import type { CrewRegistry } from './registry.js';
-import type { UpstreamLimit } from '../sandbox/upstream-record.js';
+import type { UpstreamLimit } from '../sandbox/index.js';
 import {
   activePauses,
   event,

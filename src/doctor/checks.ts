@@ -5,7 +5,8 @@ import { freeDiskBytes, gib, GiB } from '../crew/disk.js';
 import { childEnv } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { which } from '../process/which.js';
-import { requireSandbox, SandboxUnavailableError } from '../sandbox/probe.js';
+import { policyFrom } from '../config/sandbox-policy.js';
+import { requireSandbox, SandboxUnavailableError } from '../sandbox/index.js';
 import type { Finding } from './finding.js';
 
 /** The oldest releases the toolkit runs on: Node as package.json's engines; git for worktrees as we use them. */
@@ -129,7 +130,7 @@ export function checkSandbox(sandbox: SandboxConfig, path: string): Finding {
       fix: 'install bubblewrap and remove `kind: none` from school.yml (docs/security.md)',
     };
   try {
-    requireSandbox(sandbox, path);
+    requireSandbox(policyFrom(sandbox), path);
     return { check: 'sandbox', status: 'ok', detail: `bubblewrap (${sandbox.bwrap}) passes its self-test` };
   } catch (e) {
     if (!(e instanceof SandboxUnavailableError)) throw e;

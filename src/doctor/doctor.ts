@@ -16,7 +16,7 @@ import { checkLimits } from './limits.js';
 import { checkDeliveryToken } from './token.js';
 import { checkRunnerLabels } from './labels.js';
 import { checkParity } from './parity.js';
-import { sandboxVisibilityProblems } from '../sandbox/visibility.js';
+import { configVisibilityProblems } from '../config/sandbox-policy.js';
 
 export interface DoctorOptions {
   /** school.yml; absent means defaults, as everywhere. */
@@ -95,7 +95,7 @@ export async function runDoctor(o: DoctorOptions = {}): Promise<DoctorReport> {
   if (sandbox.status === 'ok') findings.push(await checkLimits(config.sandbox, path));
   // What `config check` finds the sandbox will not show: PATH entries left out, a homeFiles entry
   // missing; a passEnv path too when nothing could run inside (the inside check says it otherwise).
-  for (const v of sandboxVisibilityProblems(config, env))
+  for (const v of configVisibilityProblems(config, env))
     if (sandbox.status !== 'ok' || !v.field.endsWith('.passEnv'))
       findings.push({
         check: `visibility:${v.field}`,

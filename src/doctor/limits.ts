@@ -5,7 +5,7 @@ import type { SandboxConfig } from '../config/schema.js';
 import { childEnv } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { which } from '../process/which.js';
-import { bwrapVersion, launchArgv, SandboxLimits } from '../sandbox/limits.js';
+import { bwrapVersion, launchArgv, SandboxLimits } from '../sandbox/index.js';
 import type { Finding } from './finding.js';
 
 /**

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { startEgressProxy } from '../sandbox/proxy.js';
+import { startEgressProxy } from '../sandbox/index.js';
 import type { Finding } from './finding.js';
 
 /**

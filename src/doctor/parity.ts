@@ -7,11 +7,15 @@ import { defaultRuntimeDir, defaultWorktreeRoot } from '../crew/spec.js';
 import { childEnv, extendEnv, type ChildEnv } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { which } from '../process/which.js';
-import { SYSTEM_PATHS } from '../sandbox/mounts.js';
-import { defaultProtected, Sandbox } from '../sandbox/sandbox.js';
-import { shimKind } from '../sandbox/toolchains.js';
-import { shimManager } from '../sandbox/version-managers.js';
-import { hiddenPathFix } from '../sandbox/visibility.js';
+import { policyFrom } from '../config/sandbox-policy.js';
+import {
+  defaultProtected,
+  hiddenPathFix,
+  Sandbox,
+  shimKind,
+  shimManager,
+  SYSTEM_PATHS,
+} from '../sandbox/index.js';
 import type { Finding } from './finding.js';
 import { checkPython } from './python.js';
 
@@ -125,7 +129,7 @@ export async function checkParity(config: SchoolConfig, o: ParityOptions): Promi
   const work = mkdtempSync(join(tmpdir(), 'school-doctor-work-'));
   let sandbox: Sandbox;
   try {
-    sandbox = new Sandbox({ config: config.sandbox, root, protect, host: o.env });
+    sandbox = new Sandbox({ policy: policyFrom(config.sandbox, { protect }), root, host: o.env });
   } catch (e) {
     rmSync(root, { recursive: true, force: true });
     rmSync(work, { recursive: true, force: true });

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import type { HostEnv } from '../process/run-context.js';
-import { Sandbox } from '../sandbox/sandbox.js';
-import { requireSandbox } from '../sandbox/probe.js';
+import { policyFrom } from '../config/sandbox-policy.js';
+import { requireSandbox, Sandbox } from '../sandbox/index.js';
 
 /**
  * A judge that runs code from a crew's patch (sealed tests) or reads what a student wrote (the
@@ -18,13 +18,9 @@ export async function withJudgeSandbox<T>(
   host: HostEnv,
   fn: (sandbox: Sandbox) => Promise<T>,
 ): Promise<{ value: T; refused: string[] }> {
-  requireSandbox(config.sandbox, host.PATH ?? '');
-  const sandbox = new Sandbox({
-    config: config.sandbox,
-    host,
-    root: mkdtempSync(join(tmpdir(), 'school-judge-')),
-    protect: [config.stateDir, config.repoPath],
-  });
+  const policy = policyFrom(config.sandbox, { protect: [config.stateDir, config.repoPath] });
+  requireSandbox(policy, host.PATH ?? '');
+  const sandbox = new Sandbox({ policy, host, root: mkdtempSync(join(tmpdir(), 'school-judge-')) });
   let value: T;
   try {
     value = await fn(sandbox);

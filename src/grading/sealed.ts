@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { childEnv } from '../process/env.js';
-import { describeMissing, missingProgram } from '../sandbox/not-found.js';
+import { describeMissing, missingProgram } from '../sandbox/index.js';
 import { redactText } from '../security/redact.js';
 import type { JudgeFinding } from './verdict.js';
 import { applyPatch, tampering } from './sealed-patch.js';

@@ -2,6 +2,7 @@ import { chmodSync, copyFileSync, lstatSync, mkdirSync, readFileSync, statSync }
 import { homedir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import { registerSecret } from '../security/redact.js';
+import { SandboxError } from './errors.js';
 
 /**
  * An agent's `homeFiles`: files of the host user's HOME (a CLI's subscription login, such as
@@ -9,9 +10,9 @@ import { registerSecret } from '../security/redact.js';
  * student's HOME gets them: verification, sealed tests and the reviewer run in HOMEs of their own.
  * The copy is thrown away with the crew; a token the CLI refreshes inside is not written back.
  */
-export class HomeFileError extends Error {
+export class HomeFileError extends SandboxError {
   constructor(message: string) {
-    super(message);
+    super('home-file', message);
     this.name = 'HomeFileError';
   }
 }

@@ -4,6 +4,7 @@ import { listenOnSocket, MAX_SOCKET_PATH, type SocketProxy } from './proxy.js';
 import { KeyRelay } from './key-relay.js';
 import type { UpstreamRecord } from './upstream-record.js';
 import type { ProxyMeter } from './meter.js';
+import { SandboxError } from './errors.js';
 
 /**
  * The key proxy of a sandbox (docs/security.md): the agent's API key stays on the host. The agent
@@ -44,9 +45,9 @@ export interface KeyProxyOptions {
 }
 
 /** The key proxy was asked to do what it cannot (a bad upstream, a socket path too long). */
-export class KeyProxyError extends Error {
+export class KeyProxyError extends SandboxError {
   constructor(message: string) {
-    super(message);
+    super('key-proxy', message);
     this.name = 'KeyProxyError';
   }
 }

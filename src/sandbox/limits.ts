@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import type { SandboxConfig } from '../config/schema.js';
 import { childEnv } from '../process/env.js';
 import { runProcessSync } from '../process/run.js';
 import { which } from '../process/which.js';
 import { CrewCgroup, ownCgroupPlace, type CgroupPlace, type Controller } from './cgroup.js';
+import type { LimitsPolicy } from './policy.js';
 
 /**
  * What one sandbox may take of the machine (`sandbox.limits`, docs/security.md "Resource limits"):
@@ -12,7 +12,7 @@ import { CrewCgroup, ownCgroupPlace, type CgroupPlace, type Controller } from '.
  * starts with; the size of its tmpfs mounts (its /tmp among them); and, at the end, which limit its
  * processes ran into, in words that name the setting.
  */
-export type LimitsConfig = SandboxConfig['limits'];
+export type LimitsConfig = LimitsPolicy;
 
 export const MiB = 1024 * 1024;
 

@@ -1,5 +1,5 @@
-import type { SandboxConfig } from '../config/schema.js';
-import { SchoolError } from '../errors.js';
+import { SandboxError } from './errors.js';
+import type { Policy } from './policy.js';
 import { which } from '../process/which.js';
 import { bwrapArgs } from './mounts.js';
 import { runProcessSync } from '../process/run.js';
@@ -11,9 +11,9 @@ import { childEnv } from '../process/env.js';
  * it does not, nothing runs and the message says what to install or set. `sandbox.kind: none` is the
  * only way past, and it must be written.
  */
-export class SandboxUnavailableError extends SchoolError {
+export class SandboxUnavailableError extends SandboxError {
   constructor(m: string) {
-    super(m);
+    super('unavailable', m);
     this.name = 'SandboxUnavailableError';
   }
 }
@@ -49,7 +49,7 @@ const verdicts = new Map<string, string | null>();
 
 /** Throws SandboxUnavailableError unless bwrap runs here. Cached per binary for the process. */
 export function requireSandbox(
-  config: Pick<SandboxConfig, 'bwrap' | 'kind'>,
+  config: Pick<Policy, 'bwrap' | 'kind'>,
   /** The host's PATH (the run context's). */
   path: string,
 ): void {

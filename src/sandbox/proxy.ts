@@ -1,6 +1,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { rmSync } from 'node:fs';
 import { boundText, MAX_DETAIL, MAX_REASON } from '../security/bound.js';
+import { SandboxError } from './errors.js';
 
 /**
  * The egress proxy of a sandbox (docs/security.md): the sandbox has no network of its own, only this
@@ -65,7 +66,8 @@ const ALLOW_LIST_FIX = 'is not on the allow-list (sandbox.allow in school.yml)';
 export async function startEgressProxy(o: ProxyOptions): Promise<EgressProxy> {
   // Node cuts a longer path short without a word and listens on a name nobody connects to.
   if (Buffer.byteLength(o.socket) > MAX_SOCKET_PATH)
-    throw new Error(
+    throw new SandboxError(
+      'socket-path',
       `egress proxy: the socket path ${o.socket} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows`,
     );
   const proxy = new Egress(o);

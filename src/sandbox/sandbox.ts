@@ -2,7 +2,6 @@ import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node
 import { homedir, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import type { SandboxConfig } from '../config/schema.js';
 import { extendEnv, type ChildEnv } from '../process/env.js';
 import { removeTreeSync } from '../process/remove-tree.js';
 import type { HostEnv } from '../process/run-context.js';
@@ -14,6 +13,8 @@ import { MAX_SOCKET_PATH, startEgressProxy, type EgressProxy } from './proxy.js'
 import { startKeyProxy, type KeyProxy, type KeyProxyOptions } from './key-proxy.js';
 import { requireSandbox } from './probe.js';
 import { SandboxLimits } from './limits.js';
+import { SandboxError } from './errors.js';
+import type { Policy } from './policy.js';
 
 /**
  * One crew's (or one judge's) sandbox: the private HOME and /tmp it hands its processes, the egress
@@ -41,19 +42,18 @@ export interface Confined {
 }
 
 /** The program a confined command names is not there: nothing was started. */
-export class ProgramNotFoundError extends Error {
+export class ProgramNotFoundError extends SandboxError {
   constructor(readonly program: string) {
-    super(`${program}: ENOENT`);
+    super('program-not-found', `${program}: ENOENT`);
     this.name = 'ProgramNotFoundError';
   }
 }
 
 export interface SandboxOptions {
-  config: SandboxConfig;
+  /** What it enforces (./policy.ts): built by the caller from school.yml and its own layout. */
+  policy: Policy;
   /** A directory of the toolkit's, invisible inside, for the private directories and sockets. */
   root: string;
-  /** Paths that must never become visible, even when PATH names them (state, toolkit, HOME, …). */
-  protect: readonly string[];
   /** Called for each refused connection, with the `host:port` and the purpose's name. */
   onRefused?: (target: string, purpose: string) => void;
   /**
@@ -78,10 +78,10 @@ export class Sandbox {
   readonly limits: SandboxLimits;
 
   constructor(private readonly o: SandboxOptions) {
-    this.confined = o.config.kind !== 'none';
-    this.protect = [...o.protect, ...defaultProtected(o.host)].map((p) => resolve(p));
-    if (this.confined) requireSandbox(o.config, o.host.PATH ?? '');
-    this.limits = new SandboxLimits(o.config.limits, this.bwrap());
+    this.confined = o.policy.kind !== 'none';
+    this.protect = [...o.policy.protect, ...defaultProtected(o.host)].map((p) => resolve(p));
+    if (this.confined) requireSandbox(o.policy, o.host.PATH ?? '');
+    this.limits = new SandboxLimits(o.policy.limits, this.bwrap());
   }
 
   /** A fresh private directory for `purpose` (HOME of the student, of a judge); emptied when it existed. */
@@ -102,7 +102,7 @@ export class Sandbox {
   async confine(argv: readonly string[], env: ChildEnv, c: ConfineOptions): Promise<Confined> {
     if (!this.confined) return { argv: [...argv], env };
     const [program, ...args] = argv;
-    if (!program) throw new TypeError('sandbox: empty argv');
+    if (!program) throw new SandboxError('empty-argv', 'sandbox: empty argv');
     // A name with a slash is a path, relative to where the process runs (as execvp reads it): a
     // project's virtualenv, `.venv/bin/python -m pytest`, is the checkout's own.
     const named = program.includes(sep) && !isAbsolute(program) ? resolve(c.cwd, program) : program;
@@ -123,12 +123,12 @@ export class Sandbox {
       env: this.o.host,
       visible: [
         c.home,
-        ...this.o.config.readOnly,
+        ...this.o.policy.readOnly,
         ...(c.readOnly ?? []),
         ...(c.readOnlyAt ?? []).map((m) => m.path),
       ],
     });
-    const readOnly = [...tools.readOnly, ...this.o.config.readOnly, ...(c.readOnly ?? [])];
+    const readOnly = [...tools.readOnly, ...this.o.policy.readOnly, ...(c.readOnly ?? [])];
     // A version manager's root is named by its variable (PYENV_ROOT, …): its shims find it, not HOME.
     const set: Record<string, string> = { ...tools.env, HOME: c.home, TMPDIR: '/tmp' };
     // Its global version file is read from HOME: shown read-only in the private one. A link the
@@ -137,8 +137,8 @@ export class Sandbox {
     for (const f of homeFiles) removeTreeSync(f.path);
     let network: Confinement['network'] = 'none';
     let inner = [found, ...args];
-    if (this.o.config.network === 'host') network = 'host';
-    else if (this.o.config.network === 'allow-list' && c.allow.length) {
+    if (this.o.policy.network === 'host') network = 'host';
+    else if (this.o.policy.network === 'allow-list' && c.allow.length) {
       const allow = [...new Set(c.allow)].sort();
       const proxy = await this.proxy(allow, basename(c.home));
       network = { socket: proxy.socket, at: `${SOCKET_DIR_INSIDE}/${basename(proxy.socket)}` };
@@ -183,7 +183,7 @@ export class Sandbox {
 
   /** bubblewrap as the host's PATH finds it (sandbox.bwrap when it names a path or is not found). */
   private bwrap(): string {
-    return which(this.o.config.bwrap, this.o.host.PATH ?? '') ?? this.o.config.bwrap;
+    return which(this.o.policy.bwrap, this.o.host.PATH ?? '') ?? this.o.policy.bwrap;
   }
 
   private proxy(allow: readonly string[], purpose: string): Promise<EgressProxy> {
@@ -201,7 +201,8 @@ export class Sandbox {
         this.socketDir ??= mkdtempSync(join(tmpdir(), 'school-egress-'));
         socket = join(this.socketDir, name);
         if (Buffer.byteLength(socket) > MAX_SOCKET_PATH)
-          throw new Error(
+          throw new SandboxError(
+            'socket-path',
             `sandbox: the egress proxy's socket path ${socket} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows; set TMPDIR to a shorter directory`,
           );
       }
@@ -222,7 +223,7 @@ export class Sandbox {
 
   /** Whether a key proxy can serve this sandbox: it confines, and its network is the allow-list. */
   get keyProxyable(): boolean {
-    return this.confined && this.o.config.network === 'allow-list';
+    return this.confined && this.o.policy.network === 'allow-list';
   }
 
   /**
@@ -236,7 +237,8 @@ export class Sandbox {
     purpose: string,
     avoid: readonly string[],
   ): Promise<{ url: string; target: string }> {
-    if (!this.keyProxyable) throw new Error('sandbox: a key proxy needs the allow-list network');
+    if (!this.keyProxyable)
+      throw new SandboxError('key-proxy', 'sandbox: a key proxy needs the allow-list network');
     const id = JSON.stringify([o.upstream, o.header, o.key, o.paths.map(String), o.maxBodyBytes]);
     let k = this.keyProxies.get(id);
     if (!k) {
@@ -267,7 +269,8 @@ export class Sandbox {
     this.socketDir ??= mkdtempSync(join(tmpdir(), 'school-egress-'));
     const short = join(this.socketDir, name);
     if (Buffer.byteLength(short) > MAX_SOCKET_PATH)
-      throw new Error(
+      throw new SandboxError(
+        'socket-path',
         `sandbox: the socket path ${short} is over the ${MAX_SOCKET_PATH} bytes a unix socket allows; set TMPDIR to a shorter directory`,
       );
     return short;

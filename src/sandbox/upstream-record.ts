@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { CrewFinished, CrewOutcome } from '../schemas/crew.js';
 import type { ProxyMeter } from './meter.js';
 
 /**
@@ -37,8 +36,12 @@ export interface UpstreamAnswer {
   headers?: Record<string, string>;
 }
 
-/** The API's limit answer as a crew's end and its pause carry it (`upstream`). */
-export type UpstreamLimit = NonNullable<CrewFinished['upstream']>;
+/** The API's limit answer as a crew's end and its pause carry it (`upstream` of src/schemas/crew.ts). */
+export interface UpstreamLimit {
+  status: number;
+  at: string;
+  resetAt?: string;
+}
 
 export const MAX_ANSWERS = 64;
 export const MAX_LIMITS = 16;
@@ -244,7 +247,8 @@ function duration(v: string, t: number): number | undefined {
  */
 export function limitEvidence(
   record: UpstreamRecord | undefined,
-  outcome: CrewOutcome,
+  /** The crew's outcome (src/schemas/crew.ts): `usage_limit` and `overloaded` have evidence. */
+  outcome: string,
   since: Date,
 ): { limit: UpstreamLimit; type?: string } | undefined {
   if (!record) return undefined;

@@ -1,12 +1,12 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import type { SchoolConfig } from '../config/schema.js';
 import type { HostEnv } from '../process/run-context.js';
 import { which } from '../process/which.js';
 import { SYSTEM_PATHS } from './mounts.js';
 import { defaultProtected } from './sandbox.js';
 import { linkChain, shimKind, toolCacheDirs, toolchainMounts } from './toolchains.js';
+import type { Policy } from './policy.js';
 
 /**
  * What a configuration expects to see inside the sandbox that the sandbox will not show, found
@@ -27,24 +27,35 @@ export interface VisibilityOptions {
   home?: string;
 }
 
-/** Every problem of `config` under the host environment `env`; empty with `sandbox.kind: none`. */
+/**
+ * What the check looks at, said without the configuration (src/config/sandbox-policy.ts builds it
+ * from school.yml): the policy's kind and read-only paths, the agent CLIs the crews start, and each
+ * holder of passEnv variables — an agent, with its homeFiles, or the reviewer, which has none.
+ */
+export interface VisibilityInput {
+  policy: Pick<Policy, 'kind' | 'readOnly'>;
+  /** The agents' CLIs as named (`claude`, `codex`, a configured bin), found on the host's PATH. */
+  programs: readonly string[];
+  holders: ReadonlyArray<{
+    /** The setting that holds them, e.g. `agents[codex]` or `grading.reviewer`. */
+    field: string;
+    passEnv: readonly string[];
+    /** Its homeFiles and whose crew needs them; undefined: no such option (the reviewer). */
+    homeFiles?: { files: readonly string[]; crewOf: string };
+  }>;
+}
+
+/** Every problem of `input` under the host environment `env`; empty with `kind: none`. */
 export function sandboxVisibilityProblems(
-  config: SchoolConfig,
+  input: VisibilityInput,
   env: HostEnv,
   o: VisibilityOptions = {},
 ): VisibilityProblem[] {
-  if (config.sandbox.kind === 'none') return [];
+  if (input.policy.kind === 'none') return [];
   const home = resolve(o.home ?? env.HOME ?? homedir());
-  const visible = visibleTree(config, env, home);
+  const visible = visibleTree(input, env, home);
   const out: VisibilityProblem[] = [];
-  const reviewer = config.grading.reviewer;
-  const holders: Array<{ field: string; passEnv: readonly string[]; homeFiles: boolean }> = [
-    ...config.agents.map((a) => ({ field: `agents[${a.id}]`, passEnv: a.passEnv, homeFiles: true })),
-    ...(reviewer && !Array.isArray(reviewer)
-      ? [{ field: 'grading.reviewer', passEnv: reviewer.passEnv, homeFiles: false }]
-      : []),
-  ];
-  for (const h of holders)
+  for (const h of input.holders)
     for (const name of h.passEnv) {
       const value = env[name];
       if (!value || !isAbsolute(value)) continue;
@@ -52,16 +63,17 @@ export function sandboxVisibilityProblems(
         .split(delimiter)
         .filter((p) => isAbsolute(p) && !visible(resolve(p)))
         .map((p) => resolve(p));
-      for (const p of hidden) out.push(hiddenPathProblem(`${h.field}.passEnv`, name, p, home, h.homeFiles));
+      for (const p of hidden)
+        out.push(hiddenPathProblem(`${h.field}.passEnv`, name, p, home, h.homeFiles !== undefined));
     }
-  for (const a of config.agents)
-    for (const rel of a.homeFiles ?? []) {
+  for (const { field, homeFiles } of input.holders)
+    for (const rel of homeFiles?.files ?? []) {
       const source = join(home, rel);
       if (!isFile(source))
         out.push({
           severity: 'warning',
-          field: `agents[${a.id}].homeFiles`,
-          detail: `${source} is not a file here: the crew of ${a.id} would not start`,
+          field: `${field}.homeFiles`,
+          detail: `${source} is not a file here: the crew of ${homeFiles!.crewOf} would not start`,
           fix: "log the CLI in as the runner's user on this machine, or remove the entry",
         });
     }
@@ -117,12 +129,9 @@ export function hiddenPathFix(o: {
 }
 
 /** Whether a host path is seen inside: the system, sandbox.readOnly, and the toolchains on PATH. */
-function visibleTree(config: SchoolConfig, env: HostEnv, home: string): (p: string) => boolean {
+function visibleTree(input: VisibilityInput, env: HostEnv, home: string): (p: string) => boolean {
   const path = env.PATH ?? '';
-  const bins = config.agents
-    .filter((a) => a.kind !== 'command')
-    .map((a) => which(a.bin ?? (a.kind === 'codex' ? 'codex' : 'claude'), path))
-    .filter((b): b is string => !!b);
+  const bins = input.programs.map((p) => which(p, path)).filter((b): b is string => !!b);
   const tools = toolchainMounts({
     path,
     programs: [...bins, process.execPath],
@@ -130,7 +139,7 @@ function visibleTree(config: SchoolConfig, env: HostEnv, home: string): (p: stri
     toolCaches: toolCacheDirs(env),
     env: { ...env, HOME: home },
   });
-  const shown = [...SYSTEM_PATHS, ...config.sandbox.readOnly, ...tools.readOnly].map((p) => resolve(p));
+  const shown = [...SYSTEM_PATHS, ...input.policy.readOnly, ...tools.readOnly].map((p) => resolve(p));
   const under = (p: string, dirs: readonly string[]) => dirs.some((d) => p === d || p.startsWith(d + sep));
   const seen = (p: string) => under(p, shown) && !under(p, tools.masked);
   const made = new Set(tools.links.map((l) => l.path));

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { sandboxVisibilityProblems } from '../../src/sandbox/visibility.js';
+import { configVisibilityProblems } from '../../src/config/sandbox-policy.js';
 import { tempDir } from '../support/tmp.js';
 
 /**
@@ -31,9 +31,9 @@ const env = (more: Record<string, string> = {}) => ({
   ...more,
 });
 
-describe('sandboxVisibilityProblems', () => {
+describe('configVisibilityProblems', () => {
   it('a passEnv path under HOME is an error whose fix is agents[].homeFiles or sandbox.readOnly', () => {
-    const problems = sandboxVisibilityProblems(config(), env({ CODEX_HOME: join(home, '.codex') }));
+    const problems = configVisibilityProblems(config(), env({ CODEX_HOME: join(home, '.codex') }));
     expect(problems).toEqual([
       expect.objectContaining({
         severity: 'error',
@@ -51,9 +51,9 @@ describe('sandboxVisibilityProblems', () => {
       agents: [{ id: 'codex', kind: 'codex', passEnv: ['CODEX_HOME'] }],
       sandbox: { readOnly: [join(home, '.codex')] },
     });
-    expect(sandboxVisibilityProblems(shown, env({ CODEX_HOME: join(home, '.codex') }))).toEqual([]);
-    expect(sandboxVisibilityProblems(config(), env({ CODEX_HOME: '/usr/share' }))).toEqual([]);
-    expect(sandboxVisibilityProblems(config(), env())).toEqual([]);
+    expect(configVisibilityProblems(shown, env({ CODEX_HOME: join(home, '.codex') }))).toEqual([]);
+    expect(configVisibilityProblems(config(), env({ CODEX_HOME: '/usr/share' }))).toEqual([]);
+    expect(configVisibilityProblems(config(), env())).toEqual([]);
   });
 
   it('a path outside HOME that is not shown (a private /tmp, /opt) says sandbox.readOnly; the reviewer too', () => {
@@ -61,7 +61,7 @@ describe('sandboxVisibilityProblems', () => {
       agents: [{ id: 'claude', kind: 'claude-code', passEnv: ['CLAUDE_CONFIG_DIR'] }],
       grading: { reviewer: { kind: 'claude-code', passEnv: ['CLAUDE_CONFIG_DIR'] } },
     });
-    const problems = sandboxVisibilityProblems(c, env({ CLAUDE_CONFIG_DIR: '/tmp/claude-config' }));
+    const problems = configVisibilityProblems(c, env({ CLAUDE_CONFIG_DIR: '/tmp/claude-config' }));
     expect(problems.map((p) => [p.severity, p.field, p.fix])).toEqual([
       ['error', 'agents[claude].passEnv', 'add /tmp/claude-config to sandbox.readOnly to show it read-only'],
       [
@@ -77,12 +77,12 @@ describe('sandboxVisibilityProblems', () => {
       agents: [{ id: 'codex', kind: 'codex', passEnv: ['CODEX_HOME'] }],
       sandbox: { kind: 'none' },
     });
-    expect(sandboxVisibilityProblems(c, env({ CODEX_HOME: join(home, '.codex') }))).toEqual([]);
+    expect(configVisibilityProblems(c, env({ CODEX_HOME: join(home, '.codex') }))).toEqual([]);
   });
 
   it('PATH entries left out (~/.local/bin) and a missing homeFiles entry are warnings; an nvm version is shown', () => {
     const c = config({ homeFiles: ['.codex/auth.json', '.claude/.credentials.json'] });
-    const problems = sandboxVisibilityProblems(
+    const problems = configVisibilityProblems(
       c,
       env({ PATH: `${nvmBin}:${join(home, '.local', 'bin')}:/usr/bin` }),
     );
@@ -97,9 +97,7 @@ describe('sandboxVisibilityProblems', () => {
   it("nvm's `current` link on PATH is shown through its link: no warning", () => {
     const current = join(home, '.nvm', 'current');
     symlinkSync(join('versions', 'node', 'v20.x'), current);
-    expect(sandboxVisibilityProblems(config(), env({ PATH: `${join(current, 'bin')}:/usr/bin` }))).toEqual(
-      [],
-    );
+    expect(configVisibilityProblems(config(), env({ PATH: `${join(current, 'bin')}:/usr/bin` }))).toEqual([]);
   });
 
   it('homeFiles must stay inside HOME', () => {

@@ -11,6 +11,7 @@ import { git } from '../../src/process/git.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { initRepo, tempDir } from '../support/tmp.js';
+import { policyFrom } from '../../src/config/sandbox-policy.js';
 
 /**
  * A crew's collected change never holds a gitlink (host git never enters a nested repository), so
@@ -46,7 +47,11 @@ describe('a patch holding a gitlink', () => {
     // Unconfined: the verification leaves a marker outside the checkout to show whether it ran; the
     // refusal under test comes before any verification, sandboxed or not.
     const config = sandboxSchema.parse({ kind: 'none' });
-    const sandbox = new Sandbox({ config, root: join(root, 'sandbox'), protect: [], host: testHost() });
+    const sandbox = new Sandbox({
+      policy: policyFrom(config),
+      root: join(root, 'sandbox'),
+      host: testHost(),
+    });
     const marker = join(root, 'verification-ran');
     const verify = ['sh', '-c', `touch "${marker}-$(cat a.txt)"; test "$(cat a.txt)" = b`];
     const run = (patch: string, name: string) =>

@@ -20,7 +20,7 @@ export const RED_TEAM = resolve(__dirname, '../fixtures/red-team-student.mjs');
 /** Why bubblewrap cannot run here, or undefined when it can. Checked once per test file. */
 export const noSandbox: string | undefined = (() => {
   try {
-    requireSandbox({ bwrap: 'bwrap', kind: undefined }, testPath());
+    requireSandbox({ bwrap: 'bwrap', kind: 'bwrap' }, testPath());
     return undefined;
   } catch (e) {
     return message(e);

@@ -25,6 +25,7 @@ import {
 import { findings, noSandbox, runCrews, setEnv } from './helpers.js';
 // @ts-expect-error -- a plain ESM script of the project, without types
 import { binaryPath } from '../../scripts/install-agents.mjs';
+import { policyFrom } from '../../src/config/sandbox-policy.js';
 
 /**
  * Claude Code and Codex installed the ways npm installs them, built for real in a HOME of the test's:
@@ -69,9 +70,8 @@ async function versionInside(bin: string, path: string, host: string): Promise<s
   restores.push(setEnv({ HOME: host, PATH: path }));
   const root = mkdtempSync(join(tmpdir(), 'school-sbx-'));
   const sandbox = new Sandbox({
-    config: sandboxSchema.parse({}),
+    policy: policyFrom(sandboxSchema.parse({})),
     root: join(root, 'sandbox'),
-    protect: [],
     host: testHost(),
   });
   try {

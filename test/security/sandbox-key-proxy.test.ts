@@ -12,6 +12,7 @@ import { startKeyProxy, type KeyProxy, type KeyProxyOptions } from '../../src/sa
 import { Sandbox } from '../../src/sandbox/sandbox.js';
 import { tempDir } from '../support/tmp.js';
 import { noSandbox, warnSkipped } from './helpers.js';
+import { policyFrom } from '../../src/config/sandbox-policy.js';
 
 /**
  * The key proxy (src/sandbox/key-proxy.ts): the agent's API key is added on the host side, in
@@ -362,7 +363,7 @@ describe.skipIf(!!noSandbox)('the key proxy, from inside the sandbox', () => {
     const root = join(tmp.path, 'sandbox');
     const work = join(tmp.path, 'wt');
     mkdirSync(work, { recursive: true });
-    const sandbox = new Sandbox({ config: sandboxSchema.parse({}), root, protect: [], host: testHost() });
+    const sandbox = new Sandbox({ policy: policyFrom(sandboxSchema.parse({})), root, host: testHost() });
     try {
       const { url, target } = await sandbox.keyProxy(
         { upstream: UP, key: REAL, header: 'x-api-key', paths: PATHS },

@@ -12,6 +12,7 @@ import { Sandbox } from '../../src/sandbox/sandbox.js';
 import { testHost, testPath } from '../support/host.js';
 import { tempDir } from '../support/tmp.js';
 import { noSandbox, warnSkipped } from './helpers.js';
+import { policyFrom } from '../../src/config/sandbox-policy.js';
 
 /**
  * The crew's sandbox finds Python the way the host does, on this machine's own PATH: where a version
@@ -41,9 +42,8 @@ function sandbox(name: string): { sb: Sandbox; work: string } {
   const work = join(tmp.path, name, 'work');
   mkdirSync(work, { recursive: true });
   const sb = new Sandbox({
-    config: parseConfig({ sandbox: { network: 'none' } }).sandbox,
+    policy: policyFrom(parseConfig({ sandbox: { network: 'none' } }).sandbox),
     root: join(tmp.path, name, 'sandbox'),
-    protect: [],
     host: testHost(),
   });
   return { sb, work };

@@ -11,6 +11,7 @@ import { Sandbox } from '../../src/sandbox/sandbox.js';
 import { toolchainMounts } from '../../src/sandbox/toolchains.js';
 import { tempDir } from '../support/tmp.js';
 import { noSandbox, setEnv, warnSkipped } from './helpers.js';
+import { policyFrom } from '../../src/config/sandbox-policy.js';
 
 /**
  * Version managers whose shims alone are on PATH (pyenv, asdf, volta, rustup's ~/.cargo/bin, and the
@@ -264,9 +265,8 @@ const crewEnv = (m: Machine, set: Record<string, string> = {}) =>
 async function inside(m: Machine, argv: string[], set: Record<string, string> = {}) {
   const sandbox = new Sandbox({
     host: testHost(),
-    config: parseConfig({ sandbox: { network: 'none' } }).sandbox,
+    policy: policyFrom(parseConfig({ sandbox: { network: 'none' } }).sandbox),
     root: join(dirname(m.home), 'sandbox'),
-    protect: [],
   });
   try {
     const c = await sandbox.confine(argv, crewEnv(m, set), {

@@ -12,6 +12,7 @@ import { startEgressProxy } from '../../src/sandbox/proxy.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
 import { tempDir } from '../support/tmp.js';
 import { noSandbox } from './helpers.js';
+import { policyFrom } from '../../src/config/sandbox-policy.js';
 
 /**
  * The egress proxy's unix socket on a deep runner workspace. A socket's path holds at most 107
@@ -54,9 +55,8 @@ describe.skipIf(!!noSandbox)('the egress proxy socket under a deep workspace', (
     const before = new Set(readdirSync(tmpdir()).filter((d) => d.startsWith('school-egress-')));
     const sandbox = new Sandbox({
       host: testHost(),
-      config: sandboxSchema.parse({ allow: [target] }),
+      policy: policyFrom(sandboxSchema.parse({ allow: [target] })),
       root: sandboxRoot,
-      protect: [],
     });
     const script = `require('http').get('http://${target}/', (r) => { let b = ''; r.on('data', (d) => (b += d)); r.on('end', () => console.log(b)); }).on('error', (e) => { console.log('error ' + e.message); process.exit(1); });`;
     const confined = await sandbox.confine([process.execPath, '-e', script], childEnv(), {

@@ -1,6 +1,6 @@
 import { NO_AGENTS } from '../../dispatch/assign.js';
 import { configJsonSchema, loadConfig } from '../../config/load.js';
-import { sandboxVisibilityProblems } from '../../sandbox/visibility.js';
+import { configVisibilityProblems } from '../../config/sandbox-policy.js';
 import { parse } from '../args.js';
 import type { Command } from '../commands.js';
 
@@ -28,7 +28,7 @@ export const configCommand: Command = {
       const config = loadConfig(path);
       // A passEnv naming a host path the sandbox does not show is refused here; what depends on
       // this machine alone (PATH entries left out, a login file not there yet) is `school doctor`'s.
-      const problems = sandboxVisibilityProblems(config, process.env).filter((p) => p.severity === 'error');
+      const problems = configVisibilityProblems(config, process.env).filter((p) => p.severity === 'error');
       if (problems.length) {
         process.stderr.write(
           `${path}: ${problems.length} problem(s) with what the sandbox shows:\n` +

@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync } from 'node:fs';
 import { doctorSummary, doctorText } from '../../doctor/finding.js';
 import { runDoctor } from '../../doctor/doctor.js';
-import { runnerRoots } from '../../sandbox/sandbox.js';
+import { runnerRoots } from '../../sandbox/index.js';
 import { redactText } from '../../security/redact.js';
 import { parseVerb, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';

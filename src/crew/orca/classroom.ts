@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Confined } from '../../sandbox/sandbox.js';
+import type { Confined } from '../../sandbox/index.js';
 import type { Classroom, ClassroomOptions, HostedLaunch, TurnContext } from '../classroom.js';
 import type { CollectedDiff } from '../git.js';
 import { ClassroomInterruptedError } from '../errors.js';
