@@ -11,6 +11,7 @@ import {
   type SessionStoreNote,
 } from '../bookbag/session-store.js';
 import { sha256 } from '../bookbag/schema.js';
+import { SchoolError } from '../errors.js';
 import { redact, redactText } from '../security/redact.js';
 import { readUntrustedBytes } from '../security/untrusted-file.js';
 import type { SessionMeter } from './ending.js';
@@ -49,7 +50,8 @@ export type Kept =
   | { note: Extract<SessionStoreNote, { kept: true }>; text: string }
   | { note: Extract<SessionStoreNote, { kept: false }> };
 
-class NotKept extends Error {
+class NotKept extends SchoolError {
+  override readonly code = 'session-not-kept';
   constructor(why: string) {
     super(why);
     this.name = 'NotKept';

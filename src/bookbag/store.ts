@@ -12,7 +12,7 @@ import {
 import { writeFileAtomic, writeJsonAtomic, writeTextAtomic } from '../state/atomic.js';
 import { audit } from '../state/audit.js';
 import type { StateLayout } from '../state/layout.js';
-import { SchoolError } from '../errors.js';
+import { SchoolError, type ErrorCode } from '../errors.js';
 import { SESSION_STORE_MAX_BYTES } from './session-store.js';
 import { readUntrusted } from '../security/untrusted-file.js';
 
@@ -20,6 +20,7 @@ export { sha256 } from './schema.js';
 
 /** N4.2: a reader asked for a bookbag it is not entitled to. */
 export class BookbagAccessError extends SchoolError {
+  override readonly code = 'bookbag-access';
   constructor(
     readonly crewId: string,
     readonly reader: string,
@@ -33,6 +34,7 @@ export class BookbagAccessError extends SchoolError {
 
 /** A bookbag without a valid done flag: still being written, or torn. */
 export class BookbagIncompleteError extends SchoolError {
+  override readonly code: ErrorCode = 'bookbag-incomplete';
   constructor(crewId: string, detail: string) {
     super(`bookbag ${crewId} is not complete: ${detail}`);
     this.name = 'BookbagIncompleteError';
@@ -46,6 +48,7 @@ export class BookbagIncompleteError extends SchoolError {
  * delivered; the attempt fails with this message and an alert (docs/grading.md).
  */
 export class PatchIntegrityError extends BookbagIncompleteError {
+  override readonly code = 'patch-integrity';
   constructor(
     readonly crewId: string,
     detail: string,

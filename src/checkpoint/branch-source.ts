@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SchoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { git, runGit } from './git.js';
 import { MANIFEST_FILE, parseManifest, serializeManifest, verify } from './manifest.js';
@@ -34,7 +35,8 @@ export interface BranchSourceOptions {
   beforePush?: (commit: string) => Promise<void> | void;
 }
 
-export class CheckpointConflictError extends Error {
+export class CheckpointConflictError extends SchoolError {
+  override readonly code = 'checkpoint-conflict';
   constructor(message: string) {
     super(message);
     this.name = 'CheckpointConflictError';

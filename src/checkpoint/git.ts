@@ -1,5 +1,5 @@
-import { authEnv, runGit as runHardenedGit } from '../process/git.js';
-import { redactText } from '../security/redact.js';
+import { SchoolError } from '../errors.js';
+import { authEnv, GitError, runGit as runHardenedGit } from '../process/git.js';
 
 /**
  * The checkpoint's view of git: the hardened wrapper of src/process plus a token for the one
@@ -20,31 +20,20 @@ export interface GitResult {
   stderr: string;
 }
 
-export class GitError extends Error {
-  constructor(
-    readonly args: readonly string[],
-    readonly result: GitResult,
-  ) {
-    super(
-      `git ${args[0] ?? ''} failed (exit ${result.code}): ${redactText(result.stderr.trim()).slice(0, 2000)}`,
-    );
-    this.name = 'GitError';
-  }
-}
-
 export async function runGit(args: readonly string[], options: GitRun): Promise<GitResult> {
   const r = await runHardenedGit(args, {
     cwd: options.cwd,
     input: options.input,
     auth: authEnv(options.token),
   });
-  if (r.spawnError) throw new Error(`git could not be started (${r.spawnError}); install git`);
+  if (r.spawnError)
+    throw new SchoolError(`git could not be started (${r.spawnError}); install git`, { code: 'git' });
   return { code: r.exitCode ?? 1, stdout: r.stdout, stderr: r.stderr.toString('utf8') };
 }
 
-/** Runs git and throws GitError on a non-zero exit. */
+/** Runs git and throws GitError (src/process/git.ts) on a non-zero exit. */
 export async function git(args: readonly string[], options: GitRun): Promise<Buffer> {
   const result = await runGit(args, options);
-  if (result.code !== 0) throw new GitError(args, result);
+  if (result.code !== 0) throw new GitError(args, options.cwd, result.code, result.stderr);
   return result.stdout;
 }

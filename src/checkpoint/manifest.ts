@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { SchoolError } from '../errors.js';
 import type { Snapshot } from './source.js';
 
 /**
@@ -112,7 +113,8 @@ export function safePath(path: string): boolean {
   return path.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
 }
 
-export class ManifestError extends Error {
+export class ManifestError extends SchoolError {
+  override readonly code = 'checkpoint-manifest';
   constructor(message: string) {
     super(message);
     this.name = 'ManifestError';

@@ -1,3 +1,4 @@
+import { SchoolError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Manifest } from './manifest.js';
 
@@ -78,7 +79,8 @@ export abstract class RunCopySource<O extends RunCopyOptions> implements Snapsho
 }
 
 /** A source that was asked to work and could not: the caller decides whether that is fatal. */
-export class SourceUnavailableError extends Error {
+export class SourceUnavailableError extends SchoolError {
+  override readonly code: ErrorCode = 'checkpoint-source-unavailable';
   constructor(
     readonly source: SourceName,
     message: string,
@@ -94,6 +96,7 @@ export class SourceUnavailableError extends Error {
  * a notice. The save goes on with the other sources.
  */
 export class SourceNotSupportedError extends SourceUnavailableError {
+  override readonly code = 'checkpoint-source-not-supported';
   constructor(source: SourceName, message: string) {
     super(source, message);
     this.name = 'SourceNotSupportedError';

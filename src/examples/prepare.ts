@@ -27,6 +27,7 @@ import { runProcessSync } from '../process/run.js';
  */
 
 export class ExampleRepoError extends SchoolError {
+  override readonly code = 'example-repo';
   constructor(message: string) {
     super(message);
     this.name = 'ExampleRepoError';

@@ -11,6 +11,7 @@ import { SchoolError } from '../errors.js';
  * that is not well formed — cut short, tags that do not match — is an error, never a partial list.
  */
 export class JUnitError extends SchoolError {
+  override readonly code = 'junit';
   constructor(message: string) {
     super(message);
     this.name = 'JUnitError';

@@ -48,6 +48,7 @@ const ZERO = /^0+$/;
  * A grader failure, retried — never a verdict about the student.
  */
 export class PolicyBaseMissingError extends SchoolError {
+  override readonly code = 'policy-base-missing';
   constructor(message: string) {
     super(message);
     this.name = 'PolicyBaseMissingError';

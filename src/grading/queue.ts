@@ -205,6 +205,7 @@ function verdictOnly(j: JobState): JobState {
 }
 
 export class QueueError extends SchoolError {
+  override readonly code = 'queue';
   constructor(message: string) {
     super(message);
     this.name = 'QueueError';

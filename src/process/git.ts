@@ -23,6 +23,7 @@ import { runProcess, type RunResult } from './run.js';
  *   and then only as an `http.extraheader` in GIT_CONFIG_* variables, never in argv or a file.
  */
 export class GitError extends SchoolError {
+  override readonly code = 'git';
   constructor(
     readonly args: readonly string[],
     readonly cwd: string,

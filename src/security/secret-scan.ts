@@ -33,7 +33,7 @@ export interface SecretFinding {
 
 /** A change adds a credential: the crew is refused, the change is not kept. Names where, never what. */
 export class SecretInPatchError extends SchoolError {
-  readonly code = 'secret_in_patch';
+  override readonly code = 'secret_in_patch';
   constructor(readonly findings: readonly SecretFinding[]) {
     super(`secret_in_patch: ${describeSecrets(findings)}`);
     this.name = 'SecretInPatchError';

@@ -51,12 +51,12 @@ export interface OrcaReply {
 
 /**
  * Orca cannot be used right now: not running, hung, replaced by something that does not speak its
- * protocol, or missing. `code` is Orca's error code, or one of ours: `binary_missing`,
+ * protocol, or missing. `orcaCode` is Orca's error code, or one of ours: `binary_missing`,
  * `not_orca` (the screen reader), `invalid_reply`, `call_timeout`.
  */
 export class OrcaUnavailableError extends ClassroomUnavailableError {
   constructor(
-    readonly code: string,
+    readonly orcaCode: string,
     message: string,
   ) {
     // Reported under its family's name (what operators and the action's output already know).

@@ -49,7 +49,7 @@ export async function waitForExit(
       const why =
         now && now !== t.runtimeId
           ? `Orca restarted under the crew (runtime ${t.runtimeId} is now ${now})`
-          : `Orca stopped answering (${e.code}): ${e.message}`;
+          : `Orca stopped answering (${e.orcaCode}): ${e.message}`;
       return { kind: 'lost', why, handle };
     }
     if (r.runtimeId !== null && r.runtimeId !== t.runtimeId)
