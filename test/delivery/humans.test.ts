@@ -1,23 +1,25 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { configSchema } from '../../src/config/schema.js';
-import { deliveryFor } from '../../src/delivery/setup.js';
 import { crewLog } from '../../src/dispatch/registry.js';
 import { octokitFeedback } from '../../src/github/feedback-port.js';
 import { publishStatuses } from '../../src/feedback/refresh.js';
-import { createGitHubClient } from '../../src/github/client.js';
 import { drainAndDeliver } from '../support/drain-and-deliver.js';
 import { octokitPort } from '../../src/github/issues-port.js';
-import { octokitPulls } from '../../src/github/pulls-port.js';
 import { humanScoreOf, ScoreLedger } from '../../src/grading/ledger.js';
-import type { CrewEvent } from '../../src/schemas/crew.js';
-import { event } from '../../src/state/event-log.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { enqueueMany, fastGrade } from '../grading/helpers.js';
 import { GitHubFake } from '../support/github-fake.js';
-import { git, initBareRemote, tempDir } from '../support/tmp.js';
+import { git, tempDir } from '../support/tmp.js';
 import { bookbag, gitOut, newFilePatch } from './helpers.js';
+import {
+  deliveryOn,
+  fakeClient,
+  headOnOrigin,
+  loopConfig,
+  originAndWork,
+} from '../support/loop-on-github.js';
+import { finishedEvent, plannedEvent } from '../support/crew-events.js';
 
 /**
  * The school's conversation with a team on GitHub, end to end through the drain the grade job runs:
@@ -34,72 +36,31 @@ describe('humans in the loop: status comment, delivery, idle cycles, the merge a
     { timeout: 120_000 },
     async () => {
       const root = join(tmp.path, 'loop');
-      const { bare } = initBareRemote(root, { 'README.md': '# project\n' });
-      const work = join(root, 'work');
-      git(root, 'clone', '-q', bare, work);
+      const { bare, work } = originAndWork(root);
       const baseSha = git(work, 'rev-parse', 'HEAD');
-      const config = configSchema.parse({
-        repository: 'octo/school',
-        repoPath: work,
-        stateDir: join(root, 'state'),
-        delivery: { author: { name: 'School Bot', email: 'bot@school.test' } },
-      });
+      const config = loopConfig(root, work);
       const layout = new StateLayout(config.stateDir);
       // GitHub's clock is the real one here: the first scan asks from the first delivery's time.
       // A pull request's head is the branch on origin, as GitHub reads it.
-      const fake = new GitHubFake({
-        now: () => new Date(),
-        branchHead: (branch) => {
-          try {
-            return git(bare, 'rev-parse', '--verify', '-q', `refs/heads/${branch}`) || undefined;
-          } catch {
-            return undefined;
-          }
-        },
-      });
+      const fake = new GitHubFake({ now: () => new Date(), branchHead: headOnOrigin(bare) });
       const issue = fake.addIssue({ title: 'Rename helper31' });
-      const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
+      const client = fakeClient(fake);
       const logger = memoryLogger();
       const github = octokitPort(client, 'octo/school', { retries: 0 });
       const feedback = octokitFeedback(client, 'octo/school');
-      const delivery = deliveryFor({
-        config,
-        layout,
-        logger,
-        actions: true,
-        pulls: (r) => octokitPulls(client, r),
-        token: 'test-token',
-      });
+      const delivery = deliveryOn({ config, layout, logger, client });
       const n = issue.number;
       const crewId = `c${n}-00000001`;
 
       // Planned: the loop publishes "queued" before the crew runs.
-      await crewLog(layout).append([
-        event('crew.planned', `planned:${crewId}`, {
-          crewId,
-          issueNumber: n,
-          daemon: 'local',
-          agent: 'alpha',
-          weight: 'light',
-          fences: [],
-          repair: false,
-          attempt: 1,
-        }) as CrewEvent,
-      ]);
+      await crewLog(layout).append([plannedEvent(crewId, n, { daemon: 'local', weight: 'light' })]);
       await publishStatuses({ config, layout, logger, github });
       expect(issue.comments).toHaveLength(1);
       const statusId = issue.comments[0]!.id;
       expect(issue.comments[0]!.body).toContain('queued');
 
       // The crew finished; the drain grades, delivers the pull request and updates the status.
-      await crewLog(layout).append([
-        event('crew.finished', `finished:${crewId}`, {
-          crewId,
-          issueNumber: n,
-          outcome: 'succeeded',
-          reason: 'done',
-        }) as CrewEvent,
-      ]);
+      await crewLog(layout).append([finishedEvent(crewId, n)]);
       await enqueueMany(layout, [
         bookbag(layout, { crewId, issue: n, baseSha, diff: newFilePatch('helper.txt', 'helperThirtyOne\n') }),
       ]);

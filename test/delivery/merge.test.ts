@@ -3,22 +3,24 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildView } from '../../src/board/view.js';
 import { bookbagSchema } from '../../src/bookbag/schema.js';
-import { configSchema, type SchoolConfig } from '../../src/config/schema.js';
-import { deliveryFor } from '../../src/delivery/setup.js';
+import { configSchema } from '../../src/config/schema.js';
 import { readFeedback } from '../../src/feedback/log.js';
 import { mergeDelivered } from '../../src/feedback/merge-gate.js';
 import { createGitHubClient } from '../../src/github/client.js';
-import { octokitFeedback } from '../../src/github/feedback-port.js';
-import { githubSource } from '../../src/github/issues-source.js';
-import { octokitPort } from '../../src/github/issues-port.js';
-import { octokitMerge, octokitPulls } from '../../src/github/pulls-port.js';
+import { octokitMerge } from '../../src/github/pulls-port.js';
 import { memoryLogger } from '../../src/log.js';
-import { runLoop } from '../../src/loop/loop.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { launcher } from '../crew/helpers.js';
 import { GitHubFake } from '../support/github-fake.js';
-import { git, initBareRemote, tempDir } from '../support/tmp.js';
+import { git, tempDir } from '../support/tmp.js';
 import { gitOut } from './helpers.js';
+import {
+  fakeClient,
+  headOnOrigin,
+  loopConfig,
+  loopCycle,
+  originAndWork,
+  studentFile,
+} from '../support/loop-on-github.js';
 
 /**
  * The guarded merge and verdicts bound to the judged commit (docs/delivery.md, "Merging"), the way
@@ -51,58 +53,21 @@ writeFileSync(process.env.SCHOOL_USAGE_FILE, JSON.stringify({ inputTokens: 10, o
 
 function school(name: string, delivery: Record<string, unknown> = {}) {
   const root = join(tmp.path, name);
-  const { bare } = initBareRemote(root, { 'README.md': '# project\n' });
-  const work = join(root, 'work');
-  git(root, 'clone', '-q', bare, work);
-  const student = join(root, 'student.mjs');
-  writeFileSync(student, STUDENT);
-  const config: SchoolConfig = configSchema.parse({
-    repository: 'octo/school',
-    repoPath: work,
-    stateDir: join(root, 'state'),
+  const { bare, work } = originAndWork(root);
+  const student = studentFile(root, STUDENT);
+  const config = loopConfig(root, work, {
     fleet: { daemons: [{ id: 'd1', worktrees: 1 }] },
     agents: [{ id: 'student', command: [process.execPath, student, '{brief}'] }],
     dispatch: { verify: [process.execPath, '--test'], crewTimeoutSeconds: 60 },
-    delivery: {
-      author: { name: 'School Bot', email: 'bot@school.test' },
-      draft: false,
-      merge: 'when-green',
-      ...delivery,
-    },
+    delivery: { draft: false, merge: 'when-green', ...delivery },
   });
   const layout = new StateLayout(config.stateDir);
   // GitHub reads a pull request's head from the repository: the branch on origin.
-  const fake = new GitHubFake({
-    now: () => new Date(),
-    branchHead: (branch) => {
-      const r = gitOut(bare, 'rev-parse', '--verify', '-q', `refs/heads/${branch}`);
-      return r.ok ? r.out : undefined;
-    },
-  });
+  const fake = new GitHubFake({ now: () => new Date(), branchHead: headOnOrigin(bare) });
   const issue = fake.addIssue({ title: 'Add helper31' });
-  const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
+  const client = fakeClient(fake);
   const logger = memoryLogger();
-  const cycle = async () =>
-    runLoop({
-      config,
-      layout,
-      logger,
-      source: githubSource(client, { owner: 'octo', repo: 'school' }),
-      launcher: await launcher(),
-      ports: {
-        github: octokitPort(client, 'octo/school', { retries: 0 }),
-        feedback: octokitFeedback(client, 'octo/school'),
-        delivery: deliveryFor({
-          config,
-          layout,
-          logger,
-          actions: true,
-          pulls: (r) => octokitPulls(client, r),
-          token: 'test-token',
-        })!,
-        merge: octokitMerge(client, 'octo/school'),
-      },
-    });
+  const cycle = loopCycle({ config, layout, logger, client }, { merge: true });
   const branch = `refs/heads/school/issue-${issue.number}`;
   const head = () => gitOut(bare, 'rev-parse', branch).out;
   const green = (sha = head(), name = 'ci') =>

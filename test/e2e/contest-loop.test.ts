@@ -3,23 +3,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildView } from '../../src/board/view.js';
 import { renderTerminal } from '../../src/board/terminal.js';
-import { configSchema } from '../../src/config/schema.js';
-import { deliveryFor } from '../../src/delivery/setup.js';
 import { issueStates } from '../../src/dispatch/history.js';
 import { readRegistry } from '../../src/dispatch/registry.js';
-import { createGitHubClient } from '../../src/github/client.js';
-import { githubSource } from '../../src/github/issues-source.js';
-import { octokitPort } from '../../src/github/issues-port.js';
-import { octokitPulls } from '../../src/github/pulls-port.js';
 import { gradingVerdicts } from '../../src/grading/feedback.js';
 import { ScoreLedger } from '../../src/grading/ledger.js';
 import { memoryLogger } from '../../src/log.js';
-import { runLoop } from '../../src/loop/loop.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { launcher } from '../crew/helpers.js';
 import { gitOut } from '../delivery/helpers.js';
 import { GitHubFake } from '../support/github-fake.js';
-import { git, initBareRemote, tempDir } from '../support/tmp.js';
+import { tempDir } from '../support/tmp.js';
+import { fakeClient, loopConfig, loopCycle, originAndWork, studentFile } from '../support/loop-on-github.js';
 
 /**
  * Issue 36, deliverable 5: a contest through the local loop (`school loop`), the way
@@ -65,19 +58,13 @@ function contestSchool(
   second: (student: string, root: string) => { id: string; command: string[] },
 ) {
   const root = join(tmp.path, name);
-  const { bare } = initBareRemote(root, { 'README.md': '# project\n', 'src/sum.mjs': BUGGY });
-  const work = join(root, 'work');
-  git(root, 'clone', '-q', bare, work);
-  const student = join(root, 'student.mjs');
-  writeFileSync(student, STUDENT);
+  const { bare, work } = originAndWork(root, { 'README.md': '# project\n', 'src/sum.mjs': BUGGY });
+  const student = studentFile(root, STUDENT);
   const suite = join(root, 'sealed');
   mkdirSync(suite, { recursive: true });
   writeFileSync(join(suite, 'sum.test.mjs'), SUITE);
   const other = second(student, root);
-  const config = configSchema.parse({
-    repository: 'octo/school',
-    repoPath: work,
-    stateDir: join(root, 'state'),
+  const config = loopConfig(root, work, {
     curriculum: { rules: [{ match: { labels: ['hard'] }, set: { difficulty: 5 } }] },
     fleet: { daemons: [{ id: 'd1', worktrees: 2 }] },
     agents: [{ id: 'careful', command: [process.execPath, student, FIXED, '0.30'] }, other],
@@ -93,32 +80,13 @@ function contestSchool(
       sealedDir: suite,
       sealedResults: { format: 'node-test' },
     },
-    delivery: { author: { name: 'School Bot', email: 'bot@school.test' } },
   });
   const layout = new StateLayout(config.stateDir);
   const fake = new GitHubFake({ now: () => new Date() });
   const issue = fake.addIssue({ title: 'sum subtracts', labels: ['hard'] });
-  const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
+  const client = fakeClient(fake);
   const logger = memoryLogger();
-  const cycle = async () =>
-    runLoop({
-      config,
-      layout,
-      logger,
-      source: githubSource(client, { owner: 'octo', repo: 'school' }),
-      launcher: await launcher(),
-      ports: {
-        github: octokitPort(client, 'octo/school', { retries: 0 }),
-        delivery: deliveryFor({
-          config,
-          layout,
-          logger,
-          actions: true,
-          pulls: (r) => octokitPulls(client, r),
-          token: 'test-token',
-        })!,
-      },
-    });
+  const cycle = loopCycle({ config, layout, logger, client }, { feedback: false });
   return { bare, config, layout, fake, issue, n: issue.number, logger, cycle };
 }
 

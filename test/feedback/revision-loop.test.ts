@@ -4,23 +4,15 @@ import { join } from 'node:path';
 import { buildView } from '../../src/board/view.js';
 import { renderTerminal } from '../../src/board/terminal.js';
 import { bookbagSchema } from '../../src/bookbag/schema.js';
-import { configSchema } from '../../src/config/schema.js';
-import { deliveryFor } from '../../src/delivery/setup.js';
 import { readRegistry } from '../../src/dispatch/registry.js';
 import { readFeedback } from '../../src/feedback/log.js';
-import { octokitFeedback } from '../../src/github/feedback-port.js';
-import { githubSource } from '../../src/github/issues-source.js';
-import { octokitPulls } from '../../src/github/pulls-port.js';
-import { createGitHubClient } from '../../src/github/client.js';
-import { octokitPort } from '../../src/github/issues-port.js';
 import { humanScoreOf, ScoreLedger } from '../../src/grading/ledger.js';
 import { memoryLogger } from '../../src/log.js';
-import { runLoop } from '../../src/loop/loop.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { launcher } from '../crew/helpers.js';
 import { GitHubFake } from '../support/github-fake.js';
-import { git, initBareRemote, tempDir } from '../support/tmp.js';
+import { tempDir } from '../support/tmp.js';
 import { gitOut } from '../delivery/helpers.js';
+import { fakeClient, loopConfig, loopCycle, originAndWork, studentFile } from '../support/loop-on-github.js';
 
 /**
  * Revision crews end to end, the way `school loop --repo` wires them (src/cli/commands/loop.ts): real
@@ -65,51 +57,25 @@ describe('revision crews in the local loop (docs/delivery.md, "Revisions")', () 
     { timeout: 300_000 },
     async () => {
       const root = join(tmp.path, 'loop');
-      const { bare } = initBareRemote(root, { 'README.md': '# project\n' });
-      const work = join(root, 'work');
-      git(root, 'clone', '-q', bare, work);
-      const student = join(root, 'student.mjs');
-      writeFileSync(student, STUDENT);
+      const { bare, work } = originAndWork(root);
+      const student = studentFile(root, STUDENT);
       const runsFile = join(root, 'runs.txt');
       writeFileSync(runsFile, '');
       const runs = () => readFileSync(runsFile, 'utf8').split('\n').filter(Boolean);
-      const config = configSchema.parse({
-        repository: 'octo/school',
-        repoPath: work,
-        stateDir: join(root, 'state'),
+      const config = loopConfig(root, work, {
         fleet: { daemons: [{ id: 'd1', worktrees: 1 }] },
         agents: [{ id: 'student', command: [process.execPath, student, runsFile, '{brief}'] }],
         dispatch: { verify: [process.execPath, '--test'], crewTimeoutSeconds: 60 },
         // The student writes its run count outside its worktree.
         sandbox: { kind: 'none' },
-        delivery: { author: { name: 'School Bot', email: 'bot@school.test' } },
       });
       const layout = new StateLayout(config.stateDir);
       const fake = new GitHubFake({ now: () => new Date() });
       const issue = fake.addIssue({ title: 'Add helper31' });
       const n = issue.number;
-      const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
+      const client = fakeClient(fake);
       const logger = memoryLogger();
-      const cycle = async () =>
-        runLoop({
-          config,
-          layout,
-          logger,
-          source: githubSource(client, { owner: 'octo', repo: 'school' }),
-          launcher: await launcher(),
-          ports: {
-            github: octokitPort(client, 'octo/school', { retries: 0 }),
-            feedback: octokitFeedback(client, 'octo/school'),
-            delivery: deliveryFor({
-              config,
-              layout,
-              logger,
-              actions: true,
-              pulls: (r) => octokitPulls(client, r),
-              token: 'test-token',
-            })!,
-          },
-        });
+      const cycle = loopCycle({ config, layout, logger, client });
       const branch = `refs/heads/school/issue-${n}`;
       const head = () => gitOut(bare, 'rev-parse', branch).out;
       // GitHub reports the pull request's head as the branch on origin is, and the repository's CI

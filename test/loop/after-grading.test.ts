@@ -1,26 +1,27 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { configSchema } from '../../src/config/schema.js';
-import { deliveryFor } from '../../src/delivery/setup.js';
 import type { FeedbackPort } from '../../src/feedback/port.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { octokitFeedback } from '../../src/github/feedback-port.js';
 import { octokitPort } from '../../src/github/issues-port.js';
-import { githubSource } from '../../src/github/issues-source.js';
-import { octokitPulls } from '../../src/github/pulls-port.js';
 import { drain } from '../../src/grading/drain.js';
 import { memoryLogger } from '../../src/log.js';
 import { afterGrading } from '../../src/loop/after-grading.js';
-import { runLoop } from '../../src/loop/loop.js';
 import { Outbox, statusMarkerOf, type IssuesPort } from '../../src/outbox/outbox.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { launcher } from '../crew/helpers.js';
 import { config as gradingConfig, enqueueMany, fastGrade, job } from '../grading/helpers.js';
 import { recordDelivered } from '../support/deliveries.js';
 import { GitHubFake } from '../support/github-fake.js';
 import { crewAt } from '../support/crew-events.js';
-import { git, initBareRemote, tempDir } from '../support/tmp.js';
+import { tempDir } from '../support/tmp.js';
+import {
+  fakeClient,
+  headOnOrigin,
+  loopConfig,
+  loopCycle,
+  originAndWork,
+  studentFile,
+} from '../support/loop-on-github.js';
 
 /**
  * Grading ends at the ledger (docs/architecture.md, "One cycle"): a drain records and delivers
@@ -134,12 +135,9 @@ describe('the step after grading, once per cycle', () => {
     { timeout: 240_000 },
     async () => {
       const root = join(tmp.path, 'loop');
-      const { bare } = initBareRemote(root, { 'README.md': '# project\n' });
-      const work = join(root, 'work');
-      git(root, 'clone', '-q', bare, work);
-      const student = join(root, 'student.mjs');
-      writeFileSync(
-        student,
+      const { bare, work } = originAndWork(root);
+      const student = studentFile(
+        root,
         // The work, and a test that fails without it (the evidence judge runs it at the base).
         `import { writeFileSync } from 'node:fs';
 const name = process.env.SCHOOL_CREW_ID.split('-')[0];
@@ -152,52 +150,23 @@ writeFileSync(
 writeFileSync(process.env.SCHOOL_USAGE_FILE, JSON.stringify({ inputTokens: 1, outputTokens: 1, costUsd: 0 }));
 `,
       );
-      const config = configSchema.parse({
-        repository: 'octo/school',
-        repoPath: work,
-        stateDir: join(root, 'state'),
+      const config = loopConfig(root, work, {
         fleet: { daemons: [{ id: 'd1', worktrees: 1 }] },
         agents: [{ id: 'student', command: [process.execPath, student] }],
         dispatch: { verify: [process.execPath, '--test'], crewTimeoutSeconds: 60 },
-        delivery: { author: { name: 'School Bot', email: 'bot@school.test' } },
       });
       const layout = new StateLayout(config.stateDir);
       // GitHub reports a pull request's head from the repository: the branch on origin (a head
       // that is not the delivered commit would be someone's push, judged again).
-      const fake = new GitHubFake({
-        now: () => new Date(),
-        branchHead: (branch) => {
-          try {
-            return git(bare, 'rev-parse', '--verify', '-q', `refs/heads/${branch}`) || undefined;
-          } catch {
-            return undefined;
-          }
-        },
-      });
-      const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
+      const fake = new GitHubFake({ now: () => new Date(), branchHead: headOnOrigin(bare) });
+      const client = fakeClient(fake);
       const logger = memoryLogger();
       const feedback = countingFeedback(octokitFeedback(client, 'octo/school'));
       const issues = countingIssues(octokitPort(client, 'octo/school', { retries: 0 }));
-      const cycle = async () =>
-        runLoop({
-          config,
-          layout,
-          logger,
-          source: githubSource(client, { owner: 'octo', repo: 'school' }),
-          launcher: await launcher(),
-          ports: {
-            github: issues.port,
-            feedback: feedback.port,
-            delivery: deliveryFor({
-              config,
-              layout,
-              logger,
-              actions: true,
-              pulls: (r) => octokitPulls(client, r),
-              token: 'test-token',
-            })!,
-          },
-        });
+      const cycle = loopCycle(
+        { config, layout, logger, client },
+        { over: { github: issues.port, feedback: feedback.port } },
+      );
 
       // Cycle 1 delivers a pull request: from then on the scan has one to look at.
       const first = fake.addIssue({ title: 'First task' });
