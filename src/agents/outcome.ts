@@ -3,7 +3,7 @@ import type { CrewOutcome } from '../schemas/crew.js';
 import { EXIT_OVERLOADED, EXIT_USAGE_LIMIT } from './brief.js';
 import type { RunResult } from '../process/run.js';
 import type { TurnEnding } from './ending.js';
-import { describeMissing, type MissingAt } from '../sandbox/not-found.js';
+import { describeMissing, type MissingAt } from '../sandbox/index.js';
 
 /**
  * The student contract's result signals (command agents). Seed 002: a usage/credit limit and a
@@ -86,6 +86,8 @@ export function classifyEnding(
   verification: VerificationRecord | null,
   correctionTurns: number,
   missing?: MissingAt,
+  /** No turn ran (./session.ts `verifyFirst`): the school's merge was verified as it stood. */
+  noTurn?: boolean,
 ): Classified & { infra?: boolean; alert?: string } {
   switch (ending.kind) {
     case 'could_not_start':
@@ -126,6 +128,7 @@ export function classifyEnding(
   if (verification && !verification.passed) {
     return { outcome: 'failed', reason: `${verificationFailure(verification)}${turns}` };
   }
+  if (noTurn && verification?.passed) return { outcome: 'succeeded', reason: ending.reason };
   return {
     outcome: 'succeeded',
     reason: verification

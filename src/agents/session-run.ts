@@ -10,7 +10,7 @@ import { writeTextAtomic } from '../state/atomic.js';
 import { addUsage, settleWrites, tail, type SessionMeter, type TurnEnding } from './ending.js';
 import { sessionLost } from './limits.js';
 import { runTurn, type TurnResult } from './run.js';
-import { describeMissing, missingProgram } from '../sandbox/not-found.js';
+import { describeMissing, missingProgram } from '../sandbox/index.js';
 import type { SessionInput, SessionResult, VerifyRun } from './session.js';
 
 /**
@@ -36,7 +36,10 @@ export class Session {
   /** A revision resumes the delivered session with the feedback alone: that session holds the rest. */
   private resuming: { sessionId: string; promptPath: string; meter?: SessionMeter } | undefined;
   private spentUsd = 0;
-  /** What people asked of the crew so far (./session.ts `steer`): kept should the prompt be rebuilt. */
+  /**
+   * What people asked of the crew so far (./session.ts `steer`), and a failed verification of the
+   * school's merge (`verifyFirst`): kept should the prompt be rebuilt.
+   */
   private steered = '';
 
   constructor(private readonly i: SessionInput) {
@@ -53,6 +56,7 @@ export class Session {
 
   async run(): Promise<SessionResult> {
     const { i, r } = this;
+    if (i.verifyFirst && (await this.mergeVerified())) return r;
     for (;;) {
       const budget = i.spend.budgetUsd;
       const left = budget === undefined ? undefined : Math.round((budget - this.spentUsd) * 1e6) / 1e6;
@@ -72,6 +76,49 @@ export class Session {
       const v = await this.verify(verify, frozen ?? (await i.work.freeze()));
       if (!this.correction(verify, v)) return r;
     }
+  }
+
+  /**
+   * `verifyFirst` (./session.ts): the school's clean merge of the base, verified before any turn.
+   * True when the session ends there: it passed (no turn ran, nothing was spent), or the verification
+   * could not judge it (the school's failure: a turn would not help, ./outcome.ts says why). False
+   * when a turn follows: nothing to verify with, a worktree that already holds a change, or a merge
+   * that fails — then the first turn's prompt says what failed.
+   */
+  private async mergeVerified(): Promise<boolean> {
+    const { i, r } = this;
+    const { verify, verifies } = i.check;
+    if (!verify || !verifies) return false;
+    const frozen = await i.work.freeze();
+    if (frozen.patch.trim() !== '') return false;
+    const v = await this.verify(verify, frozen);
+    const done = r.verification!;
+    if (done.passed || r.missing || (done.environment && done.environment.kind !== 'base_red')) {
+      r.ending = {
+        kind: 'succeeded',
+        reason: done.passed
+          ? "no turn: the school's merge of the base passed verification"
+          : "no turn: verification could not judge the school's merge of the base",
+      };
+      r.noTurn = true;
+      return true;
+    }
+    const how = v.timedOut ? 'timed out' : v.exitCode === null ? 'could not run' : `exited ${v.exitCode}`;
+    const section = [
+      '',
+      `## The merge fails verification`,
+      '',
+      `Before this turn the school verified its merge of the base as the worktree holds it: \`${verify.join(' ')}\` ${how}. Make it pass. The last of its output:`,
+      '',
+      '```',
+      tail(v.log, 8_000),
+      '```',
+      '',
+    ].join('\n');
+    this.steered += section;
+    this.prompt = `${this.prompt}${section}`;
+    this.briefPath = this.withSteer(this.briefPath, section);
+    return false;
   }
 
   /**

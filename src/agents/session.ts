@@ -4,7 +4,7 @@ import type { Usage, VerificationFindings, VerificationRecord } from '../bookbag
 import type { StateLayout } from '../state/layout.js';
 import type { SessionMeter, TurnEnding } from './ending.js';
 import type { TurnLimits, TurnSpawn } from './run.js';
-import type { MissingAt } from '../sandbox/not-found.js';
+import type { MissingAt } from '../sandbox/index.js';
 import { Session } from './session-run.js';
 import type { CrewMeter } from './usage-meter.js';
 
@@ -45,6 +45,14 @@ export interface SessionInput {
    * when nobody did.
    */
   steer?: (turn: number) => Promise<string | undefined>;
+  /**
+   * A clean refresh (docs/delivery.md, "Refresh"): the worktree already holds the school's merge of
+   * the base, without conflicts, and the round answers nothing else. The merge is verified before any
+   * turn: when it passes, the session ends `succeeded` with no turn at all (nothing spent, an empty
+   * change on the merge); when it fails, the student gets its first turn as usual, told what failed.
+   * With no verification to run, the student's turn comes as for any crew.
+   */
+  verifyFirst?: boolean;
 }
 
 /** Where each turn's spend is recorded, and what the crew may spend. */
@@ -131,6 +139,8 @@ export interface SessionResult {
   start?: SessionStart;
   /** The verification could not find a program, and that is the school's failure (docs/crews.md). */
   missing?: MissingAt;
+  /** `verifyFirst`: the school's merge passed verification, and no turn ran. */
+  noTurn?: true;
 }
 
 export async function runSession(i: SessionInput): Promise<SessionResult> {

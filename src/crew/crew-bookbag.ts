@@ -50,7 +50,7 @@ export async function keepBookbag(
     throw new AbortCrew(e.message);
   }
   const secrets = scanPatch(text);
-  let classified = classifyEnding(ending, verification, corrections, session.missing);
+  let classified = classifyEnding(ending, verification, corrections, session.missing, session.noTurn);
   if (secrets.length) {
     // Found here when nothing froze the change before (no verification configured).
     const reason = `secret_in_patch: ${describeSecrets(secrets)}`;

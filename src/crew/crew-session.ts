@@ -1,4 +1,5 @@
 import { runSession, type SessionResult } from '../agents/session.js';
+import { cleanRefresh } from '../delivery/refresh-base.js';
 import { CrewMeter } from '../agents/usage-meter.js';
 import { PatchIntegrityError, patchText, sha256 } from '../bookbag/store.js';
 import { refuseSecrets, SecretInPatchError } from '../security/secret-scan.js';
@@ -99,6 +100,8 @@ export async function crewSession(
     },
     sandboxed: sandbox.confined,
     ...(revision ? { revision } : {}),
+    // A clean refresh: the school's merge is verified before any turn (src/delivery/refresh-base.ts).
+    ...(cleanRefresh(crew.revision) ? { verifyFirst: true } : {}),
     ...(i.control ? { steer: (turn: number) => i.control!.steersFor(turn) } : {}),
   });
   const session = await run.catch(async (e: unknown) => {

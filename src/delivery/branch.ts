@@ -63,11 +63,13 @@ export async function commitPatch(c: CommitInput): Promise<string> {
   const env = { GIT_INDEX_FILE: join(dir, 'index') };
   try {
     await gitOut(['read-tree', c.baseSha], { cwd: c.repoPath, env });
-    await gitOut(['apply', '--cached', '--binary', '--whitespace=nowarn', '-'], {
-      cwd: c.repoPath,
-      env,
-      input: c.diff,
-    });
+    // An empty change (a clean refresh's, the only one delivered: ./deliver.ts) is the base's tree.
+    if (c.diff.toString().trim() !== '')
+      await gitOut(['apply', '--cached', '--binary', '--whitespace=nowarn', '-'], {
+        cwd: c.repoPath,
+        env,
+        input: c.diff,
+      });
     // Host git never enters a nested repository, so a crew's collected change holds no gitlink; one
     // here would make the delivered commit point a submodule at any commit: refused.
     const listed = await indexFiles(c.repoPath, c.baseSha, env);

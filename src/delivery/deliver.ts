@@ -14,6 +14,7 @@ import {
 import { branchName, commitPatch, pushBranch, updateRef } from './branch.js';
 import { DeliveredTreeError, DeliveryError, DeliveryRefusedError } from './errors.js';
 import { refuseProtectedPaths } from './protected.js';
+import { isCleanMerge } from './refresh-base.js';
 import { ensurePullRequest, type PullRequestRef, type PullsPort } from './pull-request.js';
 
 /**
@@ -98,7 +99,10 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
         await alert(o.layout, req, 'secret-in-patch', why);
         throw new DeliveryRefusedError(why);
       }
-      if (bag.diff.trim() === '') throw new DeliveryRefusedError(`crew ${req.crewId} changed nothing`);
+      // Empty: refused, unless the crew is a clean refresh that needed no change — its commit is the
+      // school's merge of the new base into the pull request (./refresh-base.ts).
+      if (bag.diff.trim() === '' && !(await isCleanMerge(o.config.repoPath, record.baseSha)))
+        throw new DeliveryRefusedError(`crew ${req.crewId} changed nothing`);
       const title = o.issueTitle?.(req.issueNumber);
       const date = record.timings.finishedAt;
       const sha = await commitPatch({

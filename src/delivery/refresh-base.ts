@@ -1,6 +1,6 @@
 import { SchoolError } from '../errors.js';
 import { runGit, type GitOptions } from '../process/git.js';
-import type { RefreshPlan } from '../schemas/crew.js';
+import type { RefreshPlan, RevisionPlan } from '../schemas/crew.js';
 
 /**
  * The commit a refresh crew starts from (docs/delivery.md, "Refresh"): the pull request's head and
@@ -19,6 +19,22 @@ export interface RefreshBase {
   sha: string;
   /** Paths left with conflict markers; empty when the base merged in cleanly. */
   conflicts: string[];
+}
+
+/**
+ * A clean refresh: a round whose only work is bringing the base in (every feedback it answers is
+ * base drift, `drift:…`) and whose merge left no conflict. It needs no student: the crew verifies
+ * the school's merge before any turn (src/agents/session.ts `verifyFirst`) and, when it passes,
+ * hands back an empty change on it — which the rubric accepts and delivery commits as the merge
+ * (src/grading/judges.ts, src/delivery/deliver.ts). Only what the plan recorded decides it.
+ */
+export function cleanRefresh(revision: Pick<RevisionPlan, 'feedback' | 'refresh'> | undefined): boolean {
+  return (
+    !!revision?.refresh &&
+    revision.refresh.conflicts.length === 0 &&
+    revision.feedback.length > 0 &&
+    revision.feedback.every((id) => id.startsWith('drift:'))
+  );
 }
 
 /** The trailer that marks a refresh base, naming the base branch and its commit. */
@@ -154,4 +170,23 @@ export async function refreshParents(repoPath: string, sha: string): Promise<[st
   if (parents.length !== 2 || !body.split('\n').some((l) => l.startsWith(`${REFRESH_TRAILER} `)))
     return undefined;
   return [parents[0]!, parents[1]!];
+}
+
+/**
+ * Whether `sha` is a refresh base that merged cleanly: a commit carrying the school's trailer whose
+ * tree is exactly what git merges its two parents into, without a conflict. An empty change on it is
+ * that merge as it stands — what delivery commits for a clean refresh that needed no change
+ * (./deliver.ts). Asked of git, not of any record: a base with conflict markers, or one whose tree is
+ * not git's merge, is not.
+ */
+export async function isCleanMerge(repoPath: string, sha: string): Promise<boolean> {
+  const parents = await refreshParents(repoPath, sha);
+  if (!parents) return false;
+  const merged = await runGit(['merge-tree', '--write-tree', '--no-messages', parents[0], parents[1]], {
+    cwd: repoPath,
+  });
+  if (merged.exitCode !== 0) return false;
+  const tree = await runGit(['rev-parse', '--verify', '-q', `${sha}^{tree}`], { cwd: repoPath });
+  if (tree.exitCode !== 0) return false;
+  return merged.stdout.toString('utf8').trim() === tree.stdout.toString('utf8').trim();
 }

@@ -14,6 +14,9 @@ import { message } from '../errors.js';
 import { boundText, MAX_REASON } from '../security/bound.js';
 import { BOOKBAG_FILES, type Bookbag, type Usage } from '../bookbag/schema.js';
 import { rubricFinding } from './rubric.js';
+import { cleanRefresh } from '../delivery/refresh-base.js';
+import { readRegistry } from '../dispatch/registry.js';
+import type { RevisionPlan } from '../schemas/crew.js';
 import { PolicyBaseMissingError, policyFinding, policyInput, reviewerNote } from './policy.js';
 import { audit } from '../state/audit.js';
 import { patchFiles } from '../process/patch-files.js';
@@ -345,6 +348,10 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
     });
     findings.push(evidence);
     if (!evidence.passed) return combine(findings);
+    // A clean refresh that needed no change: the school's merge, verified and sealed-tested above,
+    // holds nothing for a reviewer or the rubric to read.
+    const merged = mergedRefresh(layout, bookbag, diff);
+    if (merged) return combine([...findings, merged]);
     if (config.grading.reviewer) {
       const reviewer = config.grading.reviewer;
       const { value: review, refused } = await withJudgeSandbox(config, host, (sandbox) =>
@@ -392,6 +399,35 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
       );
     }
     return combine(findings);
+  };
+}
+
+/**
+ * A clean refresh's empty change (docs/delivery.md, "Refresh"): the crew of a round that only brings
+ * the base in, whose merge left no conflict (src/delivery/refresh-base.ts `cleanRefresh`, as the plan
+ * recorded it in the registry — never the crew's own word), started from that merge and changed
+ * nothing on it. What is judged is the merge itself — the verification and sealed tests above ran on
+ * it — and delivery commits it as the merge of the new base. Any other empty change is the rubric's
+ * `empty_diff`.
+ */
+function mergedRefresh(layout: StateLayout, bookbag: Bookbag, diff: string): JudgeFinding | undefined {
+  if (diff.trim() !== '') return undefined;
+  let revision: RevisionPlan | undefined;
+  try {
+    revision = readRegistry(layout).crews[bookbag.crewId]?.revision;
+  } catch {
+    return undefined;
+  }
+  const r = revision?.refresh;
+  if (!r || !cleanRefresh(revision) || revision!.headSha !== bookbag.baseSha) return undefined;
+  return {
+    judge: 'rubric',
+    passed: true,
+    code: 'refresh_merged',
+    reasons: [
+      `refresh of pull request #${revision!.pr}: ${r.base} at ${r.baseSha.slice(0, 12)} merged without conflicts and the merge needed no change`,
+    ],
+    score: 1,
   };
 }
 

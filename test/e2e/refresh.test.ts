@@ -15,6 +15,8 @@ import { GradingQueue } from '../../src/grading/queue.js';
 import { memoryLogger } from '../../src/log.js';
 import { runLoop } from '../../src/loop/loop.js';
 import { StateLayout } from '../../src/state/layout.js';
+import { EventLog } from '../../src/state/event-log.js';
+import type { SpendEvent } from '../../src/dispatch/spend.js';
 import { launcher } from '../crew/helpers.js';
 import { GitHubFake } from '../support/github-fake.js';
 import { git, initBareRemote, tempDir } from '../support/tmp.js';
@@ -60,6 +62,13 @@ if (brief.includes('This round is a refresh')) {
 }
 writeFileSync(process.env.SCHOOL_USAGE_FILE, JSON.stringify({ inputTokens: 10, outputTokens: 5, costUsd: 0.01 }));
 `;
+
+/** The spend ledger's rows of one crew. */
+function spentBy(layout: StateLayout, crewId: string) {
+  return new EventLog<SpendEvent>(layout.file('spend'))
+    .read()
+    .events.filter((e) => e.type === 'spend.recorded' && e.data.crewId === crewId);
+}
 
 async function school(name: string, delivery: Record<string, unknown> = {}) {
   const root = join(tmp.path, name);
@@ -179,6 +188,8 @@ describe('refresh on base drift (docs/delivery.md, "Refresh")', () => {
         (j) => j.job.crewId === planned!.crewId,
       );
       expect(job?.verdict?.accepted).toBe(true);
+      // A conflict is a student's to resolve: the crew ran its turn (and spent).
+      expect(spentBy(s.layout, planned!.crewId).length).toBeGreaterThan(0);
 
       // Delivered on the same branch and pull request as a merge of [old head, new base].
       const refreshed = s.head();
@@ -206,7 +217,7 @@ describe('refresh on base drift (docs/delivery.md, "Refresh")', () => {
   );
 
   it(
-    'behind the base by more than delivery.refreshBehindBy plans a refresh; within it nothing',
+    'behind the base by more than delivery.refreshBehindBy plans a refresh; within it nothing; a clean merge needs no student turn',
     { timeout: 300_000 },
     async () => {
       const s = await school('behind', { refreshBehindBy: 1 });
@@ -236,12 +247,95 @@ describe('refresh on base drift (docs/delivery.md, "Refresh")', () => {
       });
       const planned = refreshing.plan.assignments.find((a) => a.revision);
       expect(planned?.revision?.refresh).toMatchObject({ baseSha: two, head: delivered, conflicts: [] });
+      const start = planned!.revision!.headSha;
+
+      // The merge is clean and the round answers nothing else: the crew verified the school's merge
+      // before any turn, it passed, and no student ran — nothing spent, an empty change on the merge.
+      const bag = s.layout.bookbag(planned!.crewId);
+      const record = bookbagSchema.parse(JSON.parse(readFileSync(join(bag, 'bookbag.json'), 'utf8')));
+      expect(record).toMatchObject({ baseSha: start, outcome: 'succeeded', correctionTurns: 0 });
+      expect(record.usage).toBeUndefined();
+      expect(record.verification).toMatchObject({ passed: true, baseSha: start });
+      expect(readFileSync(join(bag, 'diff.patch'), 'utf8')).toBe('');
+      expect(spentBy(s.layout, planned!.crewId)).toEqual([]);
+      const crew = s.crews().find((c) => c.crewId === planned!.crewId)!;
+      expect(crew).toMatchObject({ outcome: 'succeeded', agent: s.crews()[0]!.agent });
+      expect(crew.reason).toContain("no turn: the school's merge of the base passed verification");
+      // A refresh round like any: counted in delivery.revisions.
+      expect(crew.revision).toMatchObject({ round: 1, of: 3, feedback: [expect.stringMatching(/^drift:/)] });
+
+      // Judged again like any revision, not `empty_diff`: the merge is what was judged.
+      const job = Object.values(new GradingQueue(s.layout).state().jobs).find(
+        (j) => j.job.crewId === planned!.crewId,
+      );
+      expect(job?.verdict?.accepted).toBe(true);
+      expect(job?.verdict?.findings.map((f) => f.code)).toContain('refresh_merged');
+      expect(job?.verdict?.findings.map((f) => f.code)).not.toContain('empty_diff');
+
+      // Delivered as the merge [old head, new base], with the merge's tree: the pull request is no
+      // longer behind, and its body and the issue's status comment name the newly judged commit.
       const refreshed = s.head();
       expect(gitOut(s.bare, 'rev-parse', `${refreshed}^1`, `${refreshed}^2`).out.split('\n')).toEqual([
         delivered,
         two,
       ]);
+      expect(gitOut(s.config.repoPath, 'rev-parse', `${refreshed}^{tree}`).out).toBe(
+        gitOut(s.config.repoPath, 'rev-parse', `${start}^{tree}`).out,
+      );
       expect(gitOut(s.bare, 'show', `${s.branch}:docs/b.md`).out).toBe('b');
+      expect(gitOut(s.bare, 'show', `${s.branch}:helper.txt`).out).toBe('export const helper31 = 31;');
+      expect(s.fake.compareJson(s.base, refreshed)).toMatchObject({ behind_by: 0 });
+      expect(s.fake.pulls).toHaveLength(1);
+      expect(s.fake.pulls[0]!.body).toContain(refreshed.slice(0, 12));
+      const status = s.issue.comments.find((c) => c.body.includes('school-core:status'));
+      expect(status?.body).toContain(`judged at \`${refreshed.slice(0, 12)}\``);
+      expect(status?.body).toContain('revision 1 of 3');
+
+      // At most one refresh per base move: the same move plans nothing again.
+      s.ciGreen();
+      const idle = await s.cycle();
+      expect(idle.plan.assignments).toEqual([]);
+      expect(s.crews()).toHaveLength(2);
+    },
+  );
+
+  it(
+    'a clean merge that fails verification: the student gets its turn, told what failed',
+    { timeout: 300_000 },
+    async () => {
+      const s = await school('clean-red', { refreshBehindBy: 0 });
+      await s.cycle();
+      const delivered = s.head();
+      s.ciGreen();
+
+      // The base gains a test the delivered helper does not meet: green on the base alone, red on
+      // the merge — which git merges without a conflict.
+      const moved = s.fake.moveBranch(s.base, {
+        'base.test.mjs':
+          "import { test } from 'node:test';\nimport assert from 'node:assert';\nimport { existsSync, readFileSync } from 'node:fs';\n" +
+          "const helper = new URL('./helper.txt', import.meta.url);\n" +
+          "test('a helper knows the base', () => assert.ok(!existsSync(helper) || readFileSync(helper, 'utf8').includes('withBase')));\n",
+      });
+      const refreshing = await s.measuredAt(moved);
+      const planned = refreshing.plan.assignments.find((a) => a.revision);
+      expect(planned?.revision?.refresh).toMatchObject({ baseSha: moved, head: delivered, conflicts: [] });
+      const bag = s.layout.bookbag(planned!.crewId);
+      const record = bookbagSchema.parse(JSON.parse(readFileSync(join(bag, 'bookbag.json'), 'utf8')));
+      // The student ran (it spent), on a prompt that says the merge fails verification.
+      expect(spentBy(s.layout, planned!.crewId).length).toBeGreaterThan(0);
+      expect(record).toMatchObject({ outcome: 'succeeded' });
+      expect(readFileSync(join(bag, 'diff.patch'), 'utf8')).toContain('withBase');
+      const job = Object.values(new GradingQueue(s.layout).state().jobs).find(
+        (j) => j.job.crewId === planned!.crewId,
+      );
+      expect(job?.verdict?.accepted).toBe(true);
+      expect(job?.verdict?.findings.map((f) => f.code)).not.toContain('refresh_merged');
+      const refreshed = s.head();
+      expect(gitOut(s.bare, 'rev-parse', `${refreshed}^1`, `${refreshed}^2`).out.split('\n')).toEqual([
+        delivered,
+        moved,
+      ]);
+      expect(gitOut(s.bare, 'show', `${s.branch}:helper.txt`).out).toContain('withBase');
     },
   );
 });
