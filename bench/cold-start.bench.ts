@@ -109,7 +109,7 @@ export const benchmarks: Bench[] = [
       }
       const cli = join(dist, 'cli', 'index.js');
       if (existsSync(cli)) {
-        const p = await probe([cli, 'simulate', '--tail', 'not-a-number'], scratch, cleanEnv(), /^school: /m);
+        const p = await probe([cli, 'status', '--no-such-option'], scratch, cleanEnv(), /^school: /m);
         figures.push({
           figure: 'cold start school CLI → first option error',
           value: p.ms,

@@ -7,8 +7,8 @@
  * clairvoyant reference and the utilization while work waited in the backlog, which separate "idle
  * slots" from "ordering of a heavy tail".
  */
-import { compare } from '../src/simulate/compare.js';
-import { GOALS } from '../src/simulate/report.js';
+import { compare } from '../lab/simulate/compare.js';
+import { GOALS } from '../lab/simulate/report.js';
 import type { Bench, BenchFigure } from './types.js';
 
 const SIZES = [

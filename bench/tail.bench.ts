@@ -1,7 +1,7 @@
 /**
  * A backlog's finish under the default order (`dispatch.order: tail-guard`) with smallest-first as
  * the peer measured on the same workload in the same round (docs/dispatch.md "Ordering",
- * docs/simulate.md). The loop as deployed (src/simulate/deployed.ts, the real dispatch office
+ * docs/simulate.md). The loop as deployed (lab/simulate/deployed.ts, the real dispatch office
  * through the office adapter): GitHub cadence as on github.com — a plan per two-hourly cron, one crew
  * job per daemon taking its first wave, repairing its own failed crews, then the run's standby crews
  * (its own first, then the other daemons', in plan order: docs/dispatch.md "One queue per run"), a
@@ -24,10 +24,10 @@ import {
   type DeployedOptions,
   type DeployedWorkflow,
   type IdleCauses,
-} from '../src/simulate/deployed.js';
-import { measure, type PolicyMetrics } from '../src/simulate/metrics.js';
-import { resolveSimOptions } from '../src/simulate/options.js';
-import { generateWorkload, type Workload } from '../src/simulate/workload.js';
+} from '../lab/simulate/deployed.js';
+import { measure, type PolicyMetrics } from '../lab/simulate/metrics.js';
+import { resolveSimOptions } from '../lab/simulate/options.js';
+import { generateWorkload, type Workload } from '../lab/simulate/workload.js';
 import type { Bench, BenchFigure } from './types.js';
 
 /**

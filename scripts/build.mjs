@@ -1,5 +1,7 @@
 // One esbuild build of every entry into dist/: each action (src/actions/<name>/index.ts with an
-// actions/<name>/action.yml) → dist/<name>/index.js, the CLI (src/cli/index.ts) → dist/cli/index.js.
+// actions/<name>/action.yml) → dist/<name>/index.js, the CLI (src/cli/index.ts) → dist/cli/index.js,
+// and the simulator's own bin, which lives outside the product (lab/simulate/cli.ts) →
+// dist/simulate/index.js.
 // Code splitting puts what entries share (the @actions SDKs, octokit, Azure storage, zod, our own
 // modules) in dist/chunks/ once, named by content hash, so the same sources give the same bytes.
 // Every output file sits one level below dist/, as src/sandbox/sandbox.ts's defaultProtected expects.
@@ -27,7 +29,7 @@ const check = process.argv.includes('--check');
 const dist = join(root, 'dist');
 const out = check ? mkdtempSync(join(tmpdir(), 'school-core-dist-')) : dist;
 
-const entryPoints = { 'cli/index': 'src/cli/index.ts' };
+const entryPoints = { 'cli/index': 'src/cli/index.ts', 'simulate/index': 'lab/simulate/cli.ts' };
 for (const d of readdirSync(join(root, 'src/actions'), { withFileTypes: true }))
   if (d.isDirectory() && existsSync(join(root, 'actions', d.name, 'action.yml')))
     entryPoints[`${d.name}/index`] = `src/actions/${d.name}/index.ts`;
@@ -63,12 +65,14 @@ const outputs = metafile.outputs;
 for (const f of Object.keys(outputs))
   if (readFileSync(resolve(root, f), 'utf8').startsWith('#!')) chmodSync(resolve(root, f), 0o755);
 
-// npm ships dist/cli/ and dist/chunks/ (package.json `files`); a .npmignore below the root still
-// applies, so the chunks only the actions import (the cache and artifact SDKs) stay out of the package.
+// npm ships dist/cli/, dist/simulate/ and dist/chunks/ (package.json `files`); a .npmignore below the
+// root still applies, so the chunks only the actions import (the cache and artifact SDKs) stay out of
+// the package.
 const cli = new Set();
 const reach = (f) =>
   !cli.has(f) && (cli.add(f), outputs[f].imports.forEach((i) => outputs[i.path] && reach(i.path)));
-reach(Object.keys(outputs).find((f) => outputs[f].entryPoint === entryPoints['cli/index']));
+for (const bin of ['cli/index', 'simulate/index'])
+  reach(Object.keys(outputs).find((f) => outputs[f].entryPoint === entryPoints[bin]));
 const actionsOnly = Object.keys(outputs).filter((f) => !cli.has(f) && /\/chunks\/[^/]+$/.test(f));
 writeFileSync(
   join(out, 'chunks/.npmignore'),

@@ -12,7 +12,6 @@ import { doctorCommand } from './commands/doctor.js';
 import { loopCommand } from './commands/loop.js';
 import { pauseCommand } from './commands/pause.js';
 import { reportCommand } from './commands/report.js';
-import { simulateCommand } from './commands/simulate.js';
 import { statusCommand } from './commands/status.js';
 
 export interface Command {
@@ -31,7 +30,6 @@ export const commands: Record<string, Command> = {
   compact: compactCommand,
   status: statusCommand,
   report: reportCommand,
-  simulate: simulateCommand,
   pause: pauseCommand,
   requeue: requeueCommand,
   'dead-letters': deadLettersCommand,

@@ -1,5 +1,5 @@
 import { CAPACITY_CLASSES, type AgentConfig } from '../config/schema.js';
-import { AgentChooser, DaemonPlacer, type LearningChoice, type ScoreLookup } from './assign.js';
+import { chooserFor, DaemonPlacer, type ChoiceRule, type Chooser } from './assign.js';
 import type { ChoiceWhy } from './choice.js';
 import { FenceSet } from './fences.js';
 import { classRank, type DaemonStatus } from './fleet.js';
@@ -87,20 +87,14 @@ export interface AdmissionInput {
   candidates: readonly Candidate[];
   daemons: readonly AdmissionDaemon[];
   agents: readonly AgentConfig[];
-  choice?: AdmissionChoice;
+  /** How an agent is chosen (./assign.ts `choiceRule`). */
+  choice?: ChoiceRule;
   limits: AdmissionLimits;
   /** Fences of planned and running crews, with a label naming the holder. */
   heldFences: ReadonlyArray<{ fences: readonly string[]; holder: string }>;
   time: { remainingMs: number; crewTimeoutMs: number; gradingReserveMs: number; maxWaves: number };
   spend: { spentUsd: number; capUsd?: number };
   holds?: AdmissionHolds;
-}
-
-/** How an agent is chosen: by the top score, or by the records. */
-export interface AdmissionChoice {
-  scores?: ScoreLookup;
-  /** `dispatch.choice: learning`: choose by the records (./choice.ts) instead of the top score. */
-  learning?: LearningChoice;
 }
 
 /** How many crews may start, on which daemons, and how often a bot takes a worktree crew. */
@@ -217,35 +211,29 @@ function select(
 ): { selected: Selected[]; refused: Refusal[] } {
   const hasBot = pools.bot.daemons.length > 0;
   const held = heldAgents(input);
-  const chooser = new AgentChooser(
-    held.size ? input.agents.filter((a) => !held.has(a.id)) : input.agents,
-    input.choice?.scores,
-    input.choice?.learning,
-  );
+  const rule = input.choice ?? {};
+  const chooser = chooserFor(held.size ? input.agents.filter((a) => !held.has(a.id)) : input.agents, rule);
   // Without the held agents nobody takes it: whether a held one would, and then why it waits.
-  const everyone = held.size
-    ? new AgentChooser(input.agents, input.choice?.scores, input.choice?.learning)
-    : undefined;
+  const everyone = held.size ? chooserFor(input.agents, rule) : undefined;
   // Back-pressure: a new issue goes to none of the agents at their review limit (one chooser per
   // set of such agents; the set only grows as the batch takes places).
   const review = input.holds?.review;
-  const choosers = new Map<string, AgentChooser>();
-  const chooserFor = (reviewHeld: ReadonlyMap<string, string>) => {
+  const choosers = new Map<string, Chooser>();
+  const reviewChooser = (reviewHeld: ReadonlyMap<string, string>) => {
     if (reviewHeld.size === 0) return chooser;
     const key = [...reviewHeld.keys()].sort().join('\u0000');
     let c = choosers.get(key);
     if (!c)
       choosers.set(
         key,
-        (c = new AgentChooser(
+        (c = chooserFor(
           input.agents.filter((a) => !held.has(a.id) && !reviewHeld.has(a.id)),
-          input.choice?.scores,
-          input.choice?.learning,
+          rule,
         )),
       );
     return c;
   };
-  const whole = everyone ?? new AgentChooser(input.agents, input.choice?.scores, input.choice?.learning);
+  const whole = everyone ?? chooserFor(input.agents, rule);
   const fences = new FenceSet();
   for (const h of input.heldFences) fences.claim(h.fences, h.holder);
   const refused: Refusal[] = [];
@@ -271,7 +259,7 @@ function select(
       continue;
     }
     const reviewHeld = fresh ? review.heldAgents() : new Map<string, string>();
-    const choice = chooserFor(reviewHeld).choose(c);
+    const choice = reviewChooser(reviewHeld).choose(c);
     if ('code' in choice) {
       // The whole roster's answer names the real reason (a forced agent that is paused, or unknown).
       const all = held.size || reviewHeld.size ? whole.choose(c) : choice;

@@ -39,10 +39,49 @@ export interface LearningChoice {
   seed: number;
 }
 
-type Chosen = Pick<Candidate, 'role' | 'domain' | 'difficulty' | 'forceAgent'> &
+/** What a chooser is asked about: the issue's cell, a force, and (for a learning draw) issue and attempt. */
+export type Chosen = Pick<Candidate, 'role' | 'domain' | 'difficulty' | 'forceAgent'> &
   Partial<Pick<Candidate, 'issueNumber' | 'attempt'>>;
 
-export class AgentChooser {
+/**
+ * The agent choice, behind one interface: the plan's predictions, admission and the simulator
+ * (lab/simulate, `school-simulate --learning`) all ask a `Chooser` made by `chooserFor`, so the
+ * greedy rule and the learning one are the product's code wherever a choice is measured.
+ */
+export interface Chooser {
+  choose(c: Chosen): AgentChoice;
+}
+
+/** How an agent is chosen: by the top score (`scores`), or, given `learning`, by the records. */
+export interface ChoiceRule {
+  scores?: ScoreLookup;
+  /** `dispatch.choice: learning`: choose by the records (./choice.ts) instead of the top score. */
+  learning?: LearningChoice;
+}
+
+/**
+ * The rule a school's configuration and records make: `dispatch.choice: learning` with its
+ * `choiceSeed` chooses by `records` when they were read (the ledger could be read); otherwise, and
+ * under `dispatch.choice: greedy`, by the top score (no scores: configuration order).
+ */
+export function choiceRule(
+  dispatch: { choice: 'learning' | 'greedy'; choiceSeed: number },
+  read: { scores?: ScoreLookup | undefined; records?: RecordBook | undefined },
+): ChoiceRule {
+  return {
+    ...(read.scores ? { scores: read.scores } : {}),
+    ...(dispatch.choice === 'learning' && read.records
+      ? { learning: { records: read.records, seed: dispatch.choiceSeed } }
+      : {}),
+  };
+}
+
+/** A chooser among `agents` (configuration order) by `rule`. */
+export function chooserFor(agents: readonly AgentConfig[], rule: ChoiceRule = {}): Chooser {
+  return new AgentChooser(agents, rule.scores, rule.learning);
+}
+
+class AgentChooser implements Chooser {
   private readonly cache = new Map<string, AgentChoice>();
   private priors: CostPriors | undefined;
 

@@ -51,7 +51,7 @@ import {
   type Refusal,
 } from './admission.js';
 import { admitStandby, capUsage, sharedEligible, typicalCrewMs } from './standby.js';
-import { AgentChooser, type LearningChoice, type ScoreLookup } from './assign.js';
+import { choiceRule, chooserFor, type ChoiceRule, type ScoreLookup } from './assign.js';
 import { RecordBook, type LedgerCounts } from './record.js';
 import { cleanFences } from './fences.js';
 import { completeContests, contestPlans, expandContests } from './contest.js';
@@ -393,8 +393,12 @@ function decide(
     registry,
   );
   const records = recordBook(input, registry, read.spendRows);
-  const learning = learningChoice(input, records);
-  predictRunTimes(input, records, sorted.candidates, learning);
+  const rule = choiceRule(config.dispatch, {
+    scores: input.record?.scores,
+    // Chosen by the records only when the ledger's counts were given.
+    records: input.record?.ledger ? records : undefined,
+  });
+  predictRunTimes(input, records, sorted.candidates, rule);
   const daemons = withLoad(fleetStatus(config, read.school, now), registry, input.limits?.freeDiskBytes);
   const open = input.record?.openPullRequests;
   const review = open ? reviewLoad(config, open, registry) : undefined;
@@ -408,7 +412,7 @@ function decide(
       ...(read.daily ? { dailyBudgets: read.daily } : {}),
       ...(review && limited(review) ? { review: new ReviewRoom(review) } : {}),
     },
-    ...(learning ? { learning } : {}),
+    rule,
   });
   // Contests (./contest.ts): a contested issue is one entry per agent, at least two placed or none.
   // An agent a pause holds or over its daily budget takes no part: fewer than two left, no contest.
@@ -586,10 +590,10 @@ function predictRunTimes(
   input: PlanInput,
   records: RecordBook,
   candidates: Candidate[],
-  learning: LearningChoice | undefined,
+  rule: ChoiceRule,
 ): void {
   const predictor = new Predictor(records);
-  const agents = new AgentChooser(input.config.agents, input.record?.scores, learning);
+  const agents = chooserFor(input.config.agents, rule);
   for (const c of candidates) {
     const choice = agents.choose(c);
     if (!('agent' in choice)) continue;
@@ -597,13 +601,6 @@ function predictRunTimes(
     if (p.minutes !== undefined) c.predicted = p.minutes;
     if (p.pFail !== undefined) c.pFail = p.pFail;
   }
-}
-
-/** The learning choice when `dispatch.choice` is learning and the ledger's counts were given. */
-function learningChoice(input: PlanInput, records: RecordBook): LearningChoice | undefined {
-  const { config } = input;
-  if (config.dispatch.choice !== 'learning' || !input.record?.ledger) return undefined;
-  return { records, seed: config.dispatch.choiceSeed };
 }
 
 /**
@@ -627,11 +624,10 @@ function admissionInput(
   registry: CrewRegistry,
   daemons: AdmissionDaemon[],
   candidates: Candidate[],
-  gates: Pick<AdmissionInput, 'spend' | 'holds'> & { remainingMs: number; learning?: LearningChoice },
+  gates: Pick<AdmissionInput, 'spend' | 'holds'> & { remainingMs: number; rule: ChoiceRule },
 ): AdmissionInput {
   const { config } = input;
-  const { remainingMs, learning, ...rest } = gates;
-  const scores = input.record?.scores;
+  const { remainingMs, rule, ...rest } = gates;
   // Refill: every other daemon counts as full (K × any number of waves), so only `forDaemon` places.
   const offered = input.mode?.forDaemon
     ? daemons.map((d) => (d.id === input.mode?.forDaemon ? d : { ...d, busy: Number.MAX_SAFE_INTEGER }))
@@ -644,7 +640,7 @@ function admissionInput(
     }),
     daemons: offered,
     agents: config.agents,
-    choice: { ...(scores ? { scores } : {}), ...(learning ? { learning } : {}) },
+    choice: rule,
     limits: {
       maxCrews: config.dispatch.maxCrews,
       activeCrews: capUsage(registry, config),

@@ -97,7 +97,7 @@ export function seeded(key: string): Uniform {
 
 /**
  * sfc32 from four 32-bit words, uniforms in [0, 1); the first 12 outputs are dropped (a fresh state
- * mixes poorly for a few rounds). The simulator's seeded streams (src/simulate/prng.ts) use it too.
+ * mixes poorly for a few rounds). The simulator's seeded streams (lab/simulate/prng.ts) use it too.
  */
 export function sfc32(state: readonly [number, number, number, number]): Uniform {
   let [a, b, c, d] = state;

@@ -45,6 +45,15 @@ export function ledgerScores(layout: StateLayout, logger: Logger): ScoreLookup |
     logger.warning(`planning without agent scores: ${message(e)}`);
     return undefined;
   }
+  return scoresOf(state);
+}
+
+/**
+ * The greedy choice's scores from a ledger's state (`blendedScore` per agent and cell); undefined
+ * while nothing was graded (the chooser then keeps configuration order). The plan reads the state
+ * from the state directory (`ledgerScores`); the simulator (lab/simulate) from the ledger it folds.
+ */
+export function scoresOf(state: LedgerState): ScoreLookup | undefined {
   if (Object.keys(state.agents).length === 0) return undefined;
   return (agent, { domain, difficulty }) => blendedScore(state, agent, domain, difficulty);
 }

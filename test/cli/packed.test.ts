@@ -53,5 +53,13 @@ describe('the packed package', () => {
     expect(caller.jobs.school.with['toolkit-ref']).toBe('main');
     const version = run(join(repo, 'node_modules/.bin/school'), ['--version'], repo);
     expect(version.out).toMatch(/^school-core \d+\.\d+\.\d+/);
+    // The simulator is its own bin in the same package (lab/simulate, outside the `school` CLI).
+    const sim = run(
+      join(repo, 'node_modules/.bin/school-simulate'),
+      ['--issues', '12', '--daemons', '1', '--slots', '2', '--json'],
+      repo,
+    );
+    expect(sim.code, sim.err).toBe(0);
+    expect((JSON.parse(sim.out) as { students: number }).students).toBe(2);
   }, 180_000);
 });

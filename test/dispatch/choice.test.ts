@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { AgentChooser } from '../../src/dispatch/assign.js';
+import { choiceRule, chooserFor } from '../../src/dispatch/assign.js';
 import {
   chooseLearning,
   costModel,
@@ -364,9 +364,9 @@ describe('choice (item 2)', () => {
     });
     const roster = agents(['premium', 'budget']);
     // Today's rule takes the top score: premium.
-    const greedy = new AgentChooser(roster, (agent) => (agent === 'premium' ? 0.95 : 0.7));
+    const greedy = chooserFor(roster, { scores: (agent) => (agent === 'premium' ? 0.95 : 0.7) });
     expect(greedy.choose({ role: 'coding', domain: 'api', difficulty: 1 })).toEqual({ agent: 'premium' });
-    const learning = new AgentChooser(roster, undefined, { records: book, seed: 0 });
+    const learning = chooserFor(roster, { learning: { records: book, seed: 0 } });
     const picks = Array.from({ length: 50 }, (_, i) => {
       const c = learning.choose({
         role: 'coding',
@@ -421,7 +421,7 @@ describe('choice (item 2)', () => {
 
   it('eligibility and forceAgent are unchanged: an agent outside the domain is never drawn, a forced agent is taken', () => {
     const roster = agents(['docsOnly', 'any'], { docsOnly: { domains: ['docs'] } });
-    const learning = new AgentChooser(roster, undefined, { records: new RecordBook({}), seed: 1 });
+    const learning = chooserFor(roster, { learning: { records: new RecordBook({}), seed: 1 } });
     for (let i = 1; i <= 30; i++) {
       expect(
         learning.choose({ role: 'coding', domain: 'api', difficulty: 2, issueNumber: i, attempt: 1 }),
@@ -493,7 +493,7 @@ describe('cost priors (agents[].expectedCostUsd)', () => {
 
   it('the first plan, nothing recorded: with priors every easy issue goes to the cheap agent; without, the dear one gets some', () => {
     const plan = (roster: ReturnType<typeof agents>) => {
-      const chooser = new AgentChooser(roster, undefined, { records: new RecordBook({}), seed: 5 });
+      const chooser = chooserFor(roster, { learning: { records: new RecordBook({}), seed: 5 } });
       const sent: string[] = [];
       for (let issue = 1; issue <= 24; issue++) {
         const c = chooser.choose({
@@ -513,10 +513,9 @@ describe('cost priors (agents[].expectedCostUsd)', () => {
       agents(['premium', 'budget'], { premium: { expectedCostUsd: 4 }, budget: { expectedCostUsd: 0.45 } }),
     );
     expect(priced).toEqual(new Array(24).fill('budget'));
-    const first = new AgentChooser(
+    const first = chooserFor(
       agents(['premium', 'budget'], { premium: { expectedCostUsd: 4 }, budget: { expectedCostUsd: 0.45 } }),
-      undefined,
-      { records: new RecordBook({}), seed: 5 },
+      { learning: { records: new RecordBook({}), seed: 5 } },
     ).choose({ role: 'coding', domain: 'api', difficulty: 1, issueNumber: 1, attempt: 1 });
     // Why, as recorded on the planned crew: the prior costs and the target they promise (0.5 / $0.45).
     expect('agent' in first && first.why).toMatchObject({
@@ -565,5 +564,37 @@ describe('cost priors (agents[].expectedCostUsd)', () => {
       )
         liarSent++;
     expect(liarSent).toBeLessThan(10);
+  });
+});
+
+describe('the one interface to the choice (choiceRule, chooserFor)', () => {
+  const scores = (agent: string) => (agent === 'premium' ? 0.9 : 0.4);
+  const records = new RecordBook({});
+
+  it('dispatch.choice picks the rule: learning by the records when they were read, else the top score', () => {
+    const learning = choiceRule({ choice: 'learning', choiceSeed: 7 }, { scores, records });
+    expect(learning.learning).toEqual({ records, seed: 7 });
+    expect(learning.scores).toBe(scores);
+    // The ledger could not be read: no records, the greedy rule chooses by the scores.
+    expect(choiceRule({ choice: 'learning', choiceSeed: 7 }, { scores })).toEqual({ scores });
+    // Greedy ignores the records.
+    expect(choiceRule({ choice: 'greedy', choiceSeed: 7 }, { scores, records })).toEqual({ scores });
+    expect(choiceRule({ choice: 'greedy', choiceSeed: 0 }, {})).toEqual({});
+  });
+
+  it('a chooser made from the rule chooses as the rule says: the top score, or a seeded draw with why', () => {
+    const roster = agents(['budget', 'premium']);
+    const ask = { role: 'coding', domain: 'api', difficulty: 1, issueNumber: 3, attempt: 1 } as const;
+    const greedy = chooserFor(roster, choiceRule({ choice: 'greedy', choiceSeed: 0 }, { scores, records }));
+    expect(greedy.choose(ask)).toEqual({ agent: 'premium' });
+    // No scores, no records: configuration order.
+    expect(chooserFor(roster).choose(ask)).toEqual({ agent: 'budget' });
+    const rule = choiceRule({ choice: 'learning', choiceSeed: 11 }, { scores, records });
+    const drawn = chooserFor(roster, rule).choose(ask);
+    expect('agent' in drawn && drawn.why?.rule).toBe('learning');
+    // The same rule and state draw the same agent, whichever chooser asks.
+    expect(chooserFor(roster, rule).choose(ask)).toEqual(drawn);
+    const direct = chooseLearning(records, ['budget', 'premium'], ask, 11);
+    expect('agent' in drawn && drawn.agent).toBe(direct?.agent);
   });
 });

@@ -6,10 +6,10 @@ import { runLoop } from '../../src/loop/loop.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { planStep, runStep } from '../../src/loop/steps.js';
 import { memoryLogger } from '../../src/log.js';
-import { simulateDeployed } from '../../src/simulate/deployed.js';
-import { measure } from '../../src/simulate/metrics.js';
-import { resolveSimOptions } from '../../src/simulate/options.js';
-import type { SimIssue, Workload } from '../../src/simulate/workload.js';
+import { simulateDeployed } from '../../lab/simulate/deployed.js';
+import { measure } from '../../lab/simulate/metrics.js';
+import { resolveSimOptions } from '../../lab/simulate/options.js';
+import type { SimIssue, Workload } from '../../lab/simulate/workload.js';
 import { launcher, makeSchool, STUDENT, type School } from '../crew/helpers.js';
 import { writeIssues } from '../regression/helpers.js';
 

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compare } from '../../src/simulate/compare.js';
-import { SimulationError, simulate } from '../../src/simulate/engine.js';
-import { resolveSimOptions } from '../../src/simulate/options.js';
-import { fifoPolicy } from '../../src/simulate/baselines.js';
-import { generateWorkload } from '../../src/simulate/workload.js';
+import { compare } from '../../lab/simulate/compare.js';
+import { SimulationError, simulate } from '../../lab/simulate/engine.js';
+import { resolveSimOptions } from '../../lab/simulate/options.js';
+import { fifoPolicy } from '../../lab/simulate/baselines.js';
+import { generateWorkload } from '../../lab/simulate/workload.js';
 import { ConfigError } from '../../src/errors.js';
 
 const ALL = ['ours', 'batch', 'fifo', 'tail-guard', 'lpt-oracle'];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DEPLOYED, simulateDeployed, type IdleCauses } from '../../src/simulate/deployed.js';
-import { resolveSimOptions } from '../../src/simulate/options.js';
-import type { SimIssue, Workload } from '../../src/simulate/workload.js';
+import { DEFAULT_DEPLOYED, simulateDeployed, type IdleCauses } from '../../lab/simulate/deployed.js';
+import { resolveSimOptions } from '../../lab/simulate/options.js';
+import type { SimIssue, Workload } from '../../lab/simulate/workload.js';
 
 /** One daemon with one slot; every issue estimated at its first run's duration. */
 function oneSlot(issues: Array<Array<[number, 'success' | 'failure']>>): Workload {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { simulateCommand } from '../../src/cli/commands/simulate.js';
-import { LEARNING_POLICIES, simulateLearning } from '../../src/simulate/learning.js';
+import { run } from '../../lab/simulate/command.js';
+import { LEARNING_POLICIES, simulateLearning } from '../../lab/simulate/learning.js';
 
 /**
- * Issue 36, item 6: `school simulate --learning`. Goals over seeds 2–6: learning ≥ 1.15 × greedy's
+ * Issue 36, item 6: `school-simulate --learning`. Goals over seeds 2–6: learning ≥ 1.15 × greedy's
  * merged per dollar on every seed, and ≥ 90 % of the oracle's on the median seed (not on every seed:
  * docs/simulate.md gives the figures).
  */
@@ -52,7 +52,7 @@ describe('simulate --learning', () => {
     const write = process.stdout.write;
     process.stdout.write = ((s: string) => (out.push(s), true)) as typeof process.stdout.write;
     try {
-      expect(await simulateCommand.run(['--learning', '--seed', '4', '--issues', '48', '--json'])).toBe(0);
+      expect(await run(['--learning', '--seed', '4', '--issues', '48', '--json'])).toBe(0);
     } finally {
       process.stdout.write = write;
     }
@@ -68,6 +68,6 @@ describe('simulate --learning', () => {
         }),
       );
     }
-    await expect(simulateCommand.run(['--learning', '--seed', 'x'])).rejects.toThrow(/--seed/);
+    await expect(run(['--learning', '--seed', 'x'])).rejects.toThrow(/--seed/);
   });
 });

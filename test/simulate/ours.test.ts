@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { simulate } from '../../src/simulate/engine.js';
-import { createOffice } from '../../src/simulate/office-adapter.js';
-import { resolveSimOptions } from '../../src/simulate/options.js';
-import { officePolicy, type Office } from '../../src/simulate/ours.js';
-import { fits, generateWorkload } from '../../src/simulate/workload.js';
+import { simulate } from '../../lab/simulate/engine.js';
+import { createOffice } from '../../lab/simulate/office-adapter.js';
+import { resolveSimOptions } from '../../lab/simulate/options.js';
+import { officePolicy, type Office } from '../../lab/simulate/ours.js';
+import { fits, generateWorkload } from '../../lab/simulate/workload.js';
 
 /** The office under test, with every call and answer recorded. */
 function recordingOffice(slotsPerDaemon: number, totalSlots: number) {

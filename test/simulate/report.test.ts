@@ -2,10 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compare } from '../../src/simulate/compare.js';
-import { renderHtml } from '../../src/simulate/html.js';
-import { percentile } from '../../src/simulate/metrics.js';
-import { renderText } from '../../src/simulate/report.js';
+import { compare } from '../../lab/simulate/compare.js';
+import { renderHtml } from '../../lab/simulate/html.js';
+import { percentile } from '../../lab/simulate/metrics.js';
+import { renderText } from '../../lab/simulate/report.js';
 import { tempDir } from '../support/tmp.js';
 
 const tmp = tempDir('school-simulate-');
@@ -51,10 +51,10 @@ describe('simulation report', () => {
   });
 });
 
-describe('school simulate (CLI, child process)', () => {
-  const cli = join(process.cwd(), 'src/cli/index.ts');
+describe('school-simulate (its own bin, child process)', () => {
+  const cli = join(process.cwd(), 'lab/simulate/cli.ts');
   const run = (...args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', cli, 'simulate', ...args], { encoding: 'utf8' });
+    spawnSync(process.execPath, ['--import', 'tsx', cli, ...args], { encoding: 'utf8' });
 
   it('prints the comparison as JSON and writes the HTML page', () => {
     const page = join(tmp.path, 'out', 'sim.html');
@@ -71,7 +71,7 @@ describe('school simulate (CLI, child process)', () => {
       '--html',
       page,
     );
-    expect(r.stderr).toContain('simulate: wrote');
+    expect(r.stderr).toContain('school-simulate: wrote');
     expect(r.status).toBe(0);
     const report = JSON.parse(r.stdout) as { students: number; policies: Array<{ policy: string }> };
     expect(report.students).toBe(6);
@@ -87,6 +87,12 @@ describe('school simulate (CLI, child process)', () => {
     const spread = run('--failure-spread', '9');
     expect(spread.status).toBe(2);
     expect(spread.stderr).toContain('--failure-spread: expected a number from 0 to 3, found "9"');
+    const unknown = run('--no-such-option');
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/^school-simulate: .*--no-such-option.*Run `school-simulate --help`/m);
+    const help = run('--help');
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: school-simulate \[options\]/);
   });
 
   it('--failure-spread sets how much the failure rate differs per domain × difficulty', () => {

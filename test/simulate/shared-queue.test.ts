@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { CapacityClass } from '../../src/config/schema.js';
-import { DEFAULT_DEPLOYED, simulateDeployed, type Cadence } from '../../src/simulate/deployed.js';
-import { measure } from '../../src/simulate/metrics.js';
-import { createOffice } from '../../src/simulate/office-adapter.js';
-import { classRank, resolveSimOptions } from '../../src/simulate/options.js';
-import type { ReadyItem } from '../../src/simulate/policy.js';
-import { RunQueue } from '../../src/simulate/shared-queue.js';
-import { generateWorkload, type SimIssue, type Workload } from '../../src/simulate/workload.js';
+import { DEFAULT_DEPLOYED, simulateDeployed, type Cadence } from '../../lab/simulate/deployed.js';
+import { measure } from '../../lab/simulate/metrics.js';
+import { createOffice } from '../../lab/simulate/office-adapter.js';
+import { classRank, resolveSimOptions } from '../../lab/simulate/options.js';
+import type { ReadyItem } from '../../lab/simulate/policy.js';
+import { RunQueue } from '../../lab/simulate/shared-queue.js';
+import { generateWorkload, type SimIssue, type Workload } from '../../lab/simulate/workload.js';
 
 /**
  * Two one-slot daemons, d001 and d002, of the given classes; every issue estimated at 10 min;

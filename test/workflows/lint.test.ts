@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { DEFAULT_JOB_TIMEOUT_MINUTES } from '../../src/config/schema.js';
-import { DEFAULT_DEPLOYED } from '../../src/simulate/deployed.js';
+import { DEFAULT_DEPLOYED } from '../../lab/simulate/deployed.js';
 import {
   dryRunWritesNothing,
   explicitLimits,

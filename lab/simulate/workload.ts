@@ -1,4 +1,4 @@
-import { CAPACITY_CLASSES, type CapacityClass } from '../config/schema.js';
+import { CAPACITY_CLASSES, type CapacityClass } from '../../src/config/schema.js';
 import { classRank, type SimOptions } from './options.js';
 import { createRng, type Rng } from './prng.js';
 
@@ -61,7 +61,7 @@ export interface Workload {
   /**
    * Earlier cycles of the same school: issues of the same world (the same hidden failure rates per
    * cell), all run before the backlog starts. What the office's records hold at minute 0 when the
-   * simulation gives it a history (src/simulate/office-adapter.ts). Numbered after the backlog.
+   * simulation gives it a history (./office-adapter.ts). Numbered after the backlog.
    */
   history?: SimIssue[];
   /** The hidden failure rate per domain × difficulty (the truth, for reports and tests). */

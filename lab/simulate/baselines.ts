@@ -1,4 +1,4 @@
-import { CAPACITY_CLASSES } from '../config/schema.js';
+import { CAPACITY_CLASSES } from '../../src/config/schema.js';
 import { classRank } from './options.js';
 import type { DecideContext, Launch, PolicyFactory, ReadyItem, SimPolicy } from './policy.js';
 import type { SimSlot } from './workload.js';

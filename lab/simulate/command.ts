@@ -1,16 +1,19 @@
 import { resolve } from 'node:path';
-import { ConfigError } from '../../errors.js';
-import { compare, POLICIES } from '../../simulate/compare.js';
-import { renderHtml } from '../../simulate/html.js';
-import { DEFAULT_DEPLOYED } from '../../simulate/deployed.js';
-import { DEFAULT_SIM_OPTIONS, type SimOptionsInput } from '../../simulate/options.js';
-import { renderJson, renderText } from '../../simulate/report.js';
-import { renderLearningJson, renderLearningText, simulateLearning } from '../../simulate/learning.js';
-import { writeTextAtomic } from '../../state/atomic.js';
-import { intOption, parseVerb, verbOptions } from '../args.js';
-import type { Command } from '../commands.js';
+import { parseArgs } from 'node:util';
+import { intOption, verbOptions } from '../../src/cli/args.js';
+import { EXIT } from '../../src/cli/exit.js';
+import { VERSION } from '../../src/cli/version.js';
+import { ConfigError } from '../../src/errors.js';
+import { writeTextAtomic } from '../../src/state/atomic.js';
+import { compare, POLICIES } from './compare.js';
+import { DEFAULT_DEPLOYED } from './deployed.js';
+import { renderHtml } from './html.js';
+import { renderLearningJson, renderLearningText, simulateLearning } from './learning.js';
+import { DEFAULT_SIM_OPTIONS, type SimOptionsInput } from './options.js';
+import { renderJson, renderText } from './report.js';
 
-const HELP = `Usage: school simulate [options]
+/** What `school-simulate` does with its arguments (./cli.ts is the bin that runs it). */
+const HELP = `Usage: school-simulate [options]
 
 Simulates the school in virtual time and compares our dispatch policy (the real dispatch office:
 repairs first, smallest first, immediate slot refill, capacity classes) with a batch-synchronous
@@ -45,6 +48,7 @@ Options:
                       knows the truth and the learning choice (the real dispatch code) over the
                       same backlog: merged pull requests, spend, merged per dollar, regret. Takes
                       --issues (default 240), --seed and --json
+  --version           print the toolkit's version
 `;
 
 /** Parses a decimal option; names the option and the allowed range on bad input. */
@@ -105,43 +109,55 @@ const SIMULATE_OPTIONS = verbOptions(
   ['json', 'reference', 'deployed', 'learning'],
 );
 
-export const simulateCommand: Command = {
-  summary:
-    'simulate [--issues N] [--daemons D] [--slots K] [--seed S] [--html FILE] [--json]: compare dispatch policies in virtual time',
-  async run(argv) {
-    const values = parseVerb('simulate', argv, SIMULATE_OPTIONS, HELP);
-    if (!values) return 0;
-    if (values.learning) {
-      const raw = values as Record<string, string | boolean | undefined>;
-      const issues = intOption('issues', raw.issues as string | undefined);
-      const seed = intOption('seed', raw.seed as string | undefined, 0);
-      const result = simulateLearning({
-        ...(issues !== undefined ? { issues } : {}),
-        ...(seed !== undefined ? { seed } : {}),
-      });
-      process.stdout.write(values.json ? renderLearningJson(result) + '\n' : renderLearningText(result));
-      return 0;
-    }
-    const policies = POLICIES.filter((p) => !p.reference || values.reference).map((p) => p.name);
+/** `school-simulate [options]`: prints the comparison; exits 2 naming the option on bad input. */
+export async function run(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { ...SIMULATE_OPTIONS, help: { type: 'boolean' }, version: { type: 'boolean' } },
+      strict: true,
+    });
+  } catch (e) {
+    throw new ConfigError(`${(e as Error).message}. Run \`school-simulate --help\`.`);
+  }
+  const values = parsed.values;
+  if (values.help) {
+    process.stdout.write(HELP);
+    return EXIT.done;
+  }
+  if (values.version) {
+    process.stdout.write(`school-core ${VERSION}\n`);
+    return EXIT.done;
+  }
+  if (values.learning) {
     const raw = values as Record<string, string | boolean | undefined>;
-    const num = (k: string, min: number, max: number) =>
-      numberOption(k, raw[k] as string | undefined, min, max);
-    const cadence = {
-      ...(num('schedule-minutes', 1, 1e6) !== undefined
-        ? { scheduleMinutes: num('schedule-minutes', 1, 1e6)! }
-        : {}),
-      ...(num('job-minutes', 1, 4320) !== undefined
-        ? { jobTimeoutMinutes: num('job-minutes', 1, 4320)! }
-        : {}),
-      ...(num('queue-minutes', 0, 1e6) !== undefined ? { queueMinutes: num('queue-minutes', 0, 1e6)! } : {}),
-    };
-    const comparison = compare(simulateOptions(values), policies, values.deployed ? cadence : undefined);
-    process.stdout.write(values.json ? renderJson(comparison) + '\n' : renderText(comparison));
-    if (values.html) {
-      const path = resolve(values.html);
-      writeTextAtomic(path, renderHtml(comparison));
-      process.stderr.write(`simulate: wrote ${path}\n`);
-    }
+    const issues = intOption('issues', raw.issues as string | undefined);
+    const seed = intOption('seed', raw.seed as string | undefined, 0);
+    const result = simulateLearning({
+      ...(issues !== undefined ? { issues } : {}),
+      ...(seed !== undefined ? { seed } : {}),
+    });
+    process.stdout.write(values.json ? renderLearningJson(result) + '\n' : renderLearningText(result));
     return 0;
-  },
-};
+  }
+  const policies = POLICIES.filter((p) => !p.reference || values.reference).map((p) => p.name);
+  const raw = values as Record<string, string | boolean | undefined>;
+  const num = (k: string, min: number, max: number) =>
+    numberOption(k, raw[k] as string | undefined, min, max);
+  const cadence = {
+    ...(num('schedule-minutes', 1, 1e6) !== undefined
+      ? { scheduleMinutes: num('schedule-minutes', 1, 1e6)! }
+      : {}),
+    ...(num('job-minutes', 1, 4320) !== undefined ? { jobTimeoutMinutes: num('job-minutes', 1, 4320)! } : {}),
+    ...(num('queue-minutes', 0, 1e6) !== undefined ? { queueMinutes: num('queue-minutes', 0, 1e6)! } : {}),
+  };
+  const comparison = compare(simulateOptions(values), policies, values.deployed ? cadence : undefined);
+  process.stdout.write(values.json ? renderJson(comparison) + '\n' : renderText(comparison));
+  if (values.html) {
+    const path = resolve(values.html);
+    writeTextAtomic(path, renderHtml(comparison));
+    process.stderr.write(`school-simulate: wrote ${path}\n`);
+  }
+  return EXIT.done;
+}

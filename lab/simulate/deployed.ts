@@ -1,6 +1,6 @@
-import { DEFAULT_JOB_TIMEOUT_MINUTES, type DispatchOrder } from '../config/schema.js';
-import { nextCycle } from '../dispatch/next-cycle.js';
-import { quickCut } from '../dispatch/order.js';
+import { DEFAULT_JOB_TIMEOUT_MINUTES, type DispatchOrder } from '../../src/config/schema.js';
+import { nextCycle } from '../../src/dispatch/next-cycle.js';
+import { quickCut } from '../../src/dispatch/order.js';
 import { SimulationError, type SimResult } from './engine.js';
 import { MinHeap } from './heap.js';
 import { createOffice } from './office-adapter.js';

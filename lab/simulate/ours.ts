@@ -1,7 +1,7 @@
-import { CAPACITY_CLASSES, type CapacityClass } from '../config/schema.js';
+import { CAPACITY_CLASSES, type CapacityClass } from '../../src/config/schema.js';
 import { classRank } from './options.js';
 import { SimulationError } from './engine.js';
-import { tailGuardThreshold } from '../dispatch/order.js';
+import { tailGuardThreshold } from '../../src/dispatch/order.js';
 import type { DecideContext, Launch, NextStep, PolicyFactory, ReadyItem, SimPolicy } from './policy.js';
 import type { RunOutcome, SimSlot, Workload } from './workload.js';
 

@@ -1,4 +1,4 @@
-import { SchoolError } from '../errors.js';
+import { SchoolError } from '../../src/errors.js';
 import { MinHeap } from './heap.js';
 import { classRank } from './options.js';
 import type { NextStep, PolicyFactory, ReadyItem, SimPolicy } from './policy.js';

@@ -1,4 +1,4 @@
-import { escapeHtml } from '../security/html.js';
+import { escapeHtml } from '../../src/security/html.js';
 import type { Comparison } from './compare.js';
 import type { SimResult } from './engine.js';
 import { describeScenario, goalLines, METRIC_HEADERS, metricsRow, minutes } from './report.js';

@@ -1,5 +1,5 @@
-import { CAPACITY_CLASSES, type CapacityClass } from '../config/schema.js';
-import { ConfigError } from '../errors.js';
+import { CAPACITY_CLASSES, type CapacityClass } from '../../src/config/schema.js';
+import { ConfigError } from '../../src/errors.js';
 
 /**
  * What the fleet simulator is asked to simulate. Every field has a default so `school simulate`

@@ -1,5 +1,5 @@
-import { claimOrder } from '../dispatch/claims.js';
-import type { CrewRecord, CrewRegistry } from '../dispatch/registry.js';
+import { claimOrder } from '../../src/dispatch/claims.js';
+import type { CrewRecord, CrewRegistry } from '../../src/dispatch/registry.js';
 import { AGENT, crewIdOf } from './office-adapter.js';
 import type { ReadyItem } from './policy.js';
 

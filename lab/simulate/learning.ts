@@ -1,24 +1,28 @@
-import { parseConfig } from '../config/load.js';
-import type { AgentConfig } from '../config/schema.js';
-import { ConfigError } from '../errors.js';
-import { AgentChooser, type LearningChoice, type ScoreLookup } from '../dispatch/assign.js';
-import { RecordBook, type RecordCrew } from '../dispatch/record.js';
-import { blendedScore, ledgerFold, type LedgerState, type ScoreEvent } from '../grading/ledger.js';
-import { event } from '../state/event-log.js';
+import { parseConfig } from '../../src/config/load.js';
+import type { SchoolConfig } from '../../src/config/schema.js';
+import { ConfigError } from '../../src/errors.js';
+import { choiceRule, chooserFor, type Chooser } from '../../src/dispatch/assign.js';
+import { RecordBook, type RecordCrew } from '../../src/dispatch/record.js';
+import { scoresOf } from '../../src/grading/feedback.js';
+import { ledgerFold, type LedgerState, type ScoreEvent } from '../../src/grading/ledger.js';
+import { event } from '../../src/state/event-log.js';
 import { createRng, type Rng } from './prng.js';
 
 /**
- * `school simulate --learning` (docs/simulate.md, "Which agent to send"): a world of agents whose
+ * `school-simulate --learning` (docs/simulate.md, "Which agent to send"): a world of agents whose
  * chance of a merged pull request per domain and difficulty, and whose cost per crew, are hidden
  * from the school; one backlog; four ways of choosing the agent for each issue:
  *
- * - `greedy`: today's rule, the real `AgentChooser` over the real ledger fold (top blended score,
- *   unscored = 0.5);
+ * - `greedy`: the product's `Chooser` (src/dispatch/assign.ts `chooserFor`) under
+ *   `dispatch.choice: greedy`, over the real ledger fold (top blended score, unscored = 0.5);
  * - `random`: a seeded uniform pick;
  * - `oracle`: knows the truth and the backlog, sends the agent maximizing true merge chance − λ* ×
  *   expected cost, λ* the best merged per dollar this backlog allows (`oracleTarget`);
- * - `learning`: the real `AgentChooser` under `dispatch.choice: learning`, over a `RecordBook` built
+ * - `learning`: the same `Chooser` under `dispatch.choice: learning`, over a `RecordBook` built
  *   from the same ledger events, finished crews and spend rows a school records.
+ *
+ * Both real rules are configured as a school configures them (`choiceRule` over the parsed
+ * `dispatch` section): the simulator implements no part of the choice; it only plays the world.
  *
  * Issues are planned in batches of `batch` (one plan per batch: the choice sees only what was
  * recorded before it); the judges' verdict and the spend are recorded when the batch ends, the
@@ -244,7 +248,7 @@ class School {
   }
 }
 
-type PickFn = (issue: WorldIssue, chooser: AgentChooser | undefined) => number;
+type PickFn = (issue: WorldIssue, chooser: Chooser | undefined) => number;
 
 type RunLabel = LearningPolicy | 'oracleByIssue';
 
@@ -252,7 +256,7 @@ function runPolicy<L extends RunLabel>(
   world: World,
   o: LearningOptions,
   label: L,
-  configAgents: AgentConfig[],
+  configs: Record<'greedy' | 'learning', SchoolConfig>,
   lambda: number,
 ): Omit<PolicyFigures, 'label'> & { label: L } {
   const school = new School();
@@ -284,12 +288,16 @@ function runPolicy<L extends RunLabel>(
   const expected = { merged: 0, spendUsd: 0 };
   for (let start = 0; start < world.issues.length; start += o.batch) {
     // One plan: the chooser sees the records as they stand before the batch runs.
-    const chooser =
-      label === 'greedy'
-        ? new AgentChooser(configAgents, greedyScores(school.ledger))
-        : label === 'learning'
-          ? new AgentChooser(configAgents, undefined, learningRecords(school, o.seed))
-          : undefined;
+    const config = label === 'greedy' ? configs.greedy : label === 'learning' ? configs.learning : undefined;
+    const chooser = config
+      ? chooserFor(
+          config.agents,
+          choiceRule(config.dispatch, {
+            scores: scoresOf(school.ledger),
+            records: new RecordBook({ ledger: school.ledger, crews: school.crews, spend: school.spend }),
+          }),
+        )
+      : undefined;
     const batch = world.issues.slice(start, start + o.batch);
     const picks = batch.map((issue) => pick(issue, chooser));
     // The pull requests of the previous batch are settled while this one runs.
@@ -317,19 +325,6 @@ function runPolicy<L extends RunLabel>(
     mergedPerDollar: figures.spendUsd > 0 ? figures.merged / figures.spendUsd : 0,
     regret: 0,
     expectedMergedPerDollar: expected.spendUsd > 0 ? expected.merged / expected.spendUsd : 0,
-  };
-}
-
-function greedyScores(state: LedgerState): ScoreLookup | undefined {
-  // As `ledgerScores` (src/grading/feedback.ts): no scores until something was graded.
-  if (Object.keys(state.agents).length === 0) return undefined;
-  return (agent, { domain, difficulty }) => blendedScore(state, agent, domain, difficulty);
-}
-
-function learningRecords(school: School, seed: number): LearningChoice {
-  return {
-    records: new RecordBook({ ledger: school.ledger, crews: school.crews, spend: school.spend }),
-    seed,
   };
 }
 
@@ -391,21 +386,25 @@ export function simulateLearning(partial: Partial<LearningOptions> = {}): Learni
   const o: LearningOptions = { ...DEFAULT_LEARNING_OPTIONS, ...partial };
   check(o);
   const world = makeWorld(o);
-  const config = parseConfig(
-    {
-      agents: world.agents.map((a, i) => ({
-        id: a.id,
-        command: ['true'],
-        expectedCostUsd: listPriceUsd(NOMINAL[i]!.costUsd),
-      })),
-    },
-    'simulate',
-  );
+  // The school.yml of each real rule: the same agents and cost priors, `dispatch.choice` set.
+  const configOf = (choice: 'greedy' | 'learning') =>
+    parseConfig(
+      {
+        agents: world.agents.map((a, i) => ({
+          id: a.id,
+          command: ['true'],
+          expectedCostUsd: listPriceUsd(NOMINAL[i]!.costUsd),
+        })),
+        dispatch: { choice, choiceSeed: o.seed },
+      },
+      'simulate',
+    );
+  const configs = { greedy: configOf('greedy'), learning: configOf('learning') };
   const lambda = oracleTarget(world);
   const policies: PolicyFigures[] = LEARNING_POLICIES.map((label) =>
-    runPolicy(world, o, label, config.agents, lambda),
+    runPolicy(world, o, label, configs, lambda),
   );
-  const byIssue = runPolicy(world, o, 'oracleByIssue', config.agents, lambda);
+  const byIssue = runPolicy(world, o, 'oracleByIssue', configs, lambda);
   const oracle = policies.find((p) => p.label === 'oracle')!;
   for (const p of [...policies, byIssue])
     p.regret = oracle.mergedPerDollar > 0 ? 1 - p.mergedPerDollar / oracle.mergedPerDollar : 0;

@@ -1,9 +1,9 @@
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../../src/errors.js';
 import { batchPolicy, fifoPolicy } from './baselines.js';
 import { DEFAULT_DEPLOYED, simulateDeployed, type Cadence, type DeployedWorkflow } from './deployed.js';
 import { simulate, type SimResult } from './engine.js';
 import { measure, type PolicyMetrics } from './metrics.js';
-import { quickCut } from '../dispatch/order.js';
+import { quickCut } from '../../src/dispatch/order.js';
 import { createOffice } from './office-adapter.js';
 import { resolveSimOptions, type SimOptions, type SimOptionsInput } from './options.js';
 import { oraclePolicy } from './oracle.js';
