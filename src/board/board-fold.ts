@@ -175,7 +175,7 @@ export function loadBoardSources(layout: StateLayout): BoardSources {
   // (an outbox whose ids do not name their kind: rewriting would only say the same again).
   const refolded = () => logs.some((log) => log.folded?.whole && log.entry());
   if (writable(path) && (!cache || curriculum.changed || appended >= TAIL_LIMIT || refolded())) {
-    const body: FoldBody = { logs: {}, ...(curriculum.entry ? { curriculum: curriculum.entry } : {}) };
+    const body: FoldBody = { logs: {}, curriculum: curriculum.entry };
     for (const log of logs) {
       const entry = log.entry();
       if (entry) body.logs[log.file] = entry;
@@ -195,13 +195,13 @@ export function loadBoardSources(layout: StateLayout): BoardSources {
     reader.problems.push({ file: STATE_FILES.feedback, message: `could not read: ${message(e)}` });
   }
   return {
-    ...(feedback ? { feedback } : {}),
-    ...(c ? { registry: c.x } : {}),
-    ...(curriculum.items ? { curriculum: curriculum.items } : {}),
+    feedback,
+    registry: c?.x,
+    curriculum: curriculum.items,
     ...(g ? { grading: { state: g.x.state, series: queuePoints(g.x.series) } } : {}),
-    ...(l ? { ledger: l.x } : {}),
-    ...(s ? { school: s.x } : {}),
-    ...(sp ? { spend: sp.x } : {}),
+    ledger: l?.x,
+    school: s?.x,
+    spend: sp?.x,
     deliveries: o ? deliveriesOf(o.x) : new Map(),
     problems: reader.problems,
   };

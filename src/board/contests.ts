@@ -24,7 +24,7 @@ export function contestLines(ledger: LedgerState | undefined): ContestLine[] {
       ...(d.winner ? { winner: { crewId: d.winner.crewId, agent: d.winner.agent } } : {}),
       why: d.why.replace(/\s+/g, ' ').slice(0, 300),
       losers: d.losers.length,
-      ...(d.decidedAt ? { decidedAt: d.decidedAt } : {}),
+      decidedAt: d.decidedAt,
     }))
     .sort((a, b) => (b.decidedAt ?? '').localeCompare(a.decidedAt ?? '') || b.issue - a.issue)
     .slice(0, CONTESTS_SHOWN);

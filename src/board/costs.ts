@@ -41,7 +41,7 @@ export function costTable(i: CostInputs): CostTable {
         ? { domain: j.job.domain, difficulty: j.job.difficulty }
         : undefined;
     jobs.set(j.job.crewId, {
-      ...(cell ? { cell } : {}),
+      cell,
       ...(j.status === 'graded' && j.verdict ? { accepted: j.verdict.accepted } : {}),
     });
   }
@@ -61,8 +61,8 @@ export function costTable(i: CostInputs): CostTable {
       issueNumber: c.issueNumber,
       agent: c.agent,
       status: c.status,
-      ...(c.startedAt ? { startedAt: c.startedAt } : {}),
-      ...(c.finishedAt ? { finishedAt: c.finishedAt } : {}),
+      startedAt: c.startedAt,
+      finishedAt: c.finishedAt,
       choice: { domain: cell.domain, difficulty: cell.difficulty },
       finished: Date.parse(c.finishedAt ?? ''),
     };

@@ -119,7 +119,7 @@ export const grading: Folder<QueueReplay, QueueEvent> = {
         verdict: { accepted, decidedBy, code, reasons, ...(proof ? { proof } : {}) } as Verdict,
         enqueuedAt: j.enqueuedAt,
         updatedAt: j.updatedAt,
-        ...(j.lastError !== undefined ? { lastError: j.lastError } : {}),
+        lastError: j.lastError,
       } as JobState;
     }
     return { state: { jobs }, series };
@@ -152,7 +152,7 @@ export const outbox: Folder<OutboxState, OutboxEvent> = {
       const { id: entryId, jobKey, issueNumber, kind, crewId } = item.entry;
       items[id] = {
         ...item,
-        entry: { id: entryId, jobKey, issueNumber, kind, ...(crewId !== undefined ? { crewId } : {}) },
+        entry: { id: entryId, jobKey, issueNumber, kind, crewId },
       };
     }
     return { items };

@@ -21,7 +21,7 @@ export class SourceReader {
     if (e instanceof CorruptStateError) {
       this.problems.push({
         file: STATE_FILES[file],
-        ...(e.quarantinedTo ? { quarantinedTo: e.quarantinedTo } : {}),
+        quarantinedTo: e.quarantinedTo,
         message: e.message,
       });
     } else {
@@ -115,7 +115,7 @@ export function readBoardCurriculum(
     number,
     title,
     labels,
-    ...(authorAssociation !== undefined ? { authorAssociation } : {}),
+    authorAssociation,
     domain,
     difficulty,
   }));
