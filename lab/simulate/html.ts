@@ -4,7 +4,7 @@ import type { SimResult } from './engine.js';
 import { describeScenario, goalLines, METRIC_HEADERS, metricsRow, minutes } from './report.js';
 
 /**
- * `school simulate --html FILE`: one self-contained page — inline CSS and inline SVG, no script,
+ * `school-simulate --html FILE`: one self-contained page — inline CSS and inline SVG, no script,
  * no font, no external reference of any kind — so it opens offline and can be attached as a CI
  * artifact. One per-slot timeline per policy, all on the same time axis so their lengths compare.
  */
@@ -84,7 +84,7 @@ export function renderHtml(c: Comparison): string {
     .map((r) => `<h2>${escapeHtml(r.label)}</h2>${timeline(c, r.result, horizon)}`)
     .join('\n');
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>school simulate</title>
+<html lang="en"><head><meta charset="utf-8"><title>school-simulate</title>
 <style>
 body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}

@@ -2,7 +2,7 @@ import { CAPACITY_CLASSES, type CapacityClass } from '../../src/config/schema.js
 import { ConfigError } from '../../src/errors.js';
 
 /**
- * What the fleet simulator is asked to simulate. Every field has a default so `school simulate`
+ * What the fleet simulator is asked to simulate. Every field has a default so `school-simulate`
  * with no flags runs a 24-student school; `resolveSimOptions` checks each field and names it in
  * the error with what was found and what is allowed.
  */
@@ -79,7 +79,7 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = {
   pauses: { rate: 0, minutes: 30 },
 };
 
-/** The options as one flat record, in the order `school simulate --json` has always printed them. */
+/** The options as one flat record, in the order `school-simulate --json` has always printed them. */
 export function flatSimOptions(o: SimOptions): Record<string, unknown> {
   return {
     issues: o.issues,

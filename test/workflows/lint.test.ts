@@ -284,7 +284,7 @@ describe('school-loop.yml', () => {
     const inputs = (trigger: string) => (on[trigger]?.inputs ?? {}) as Record<string, { default?: unknown }>;
     const { crew } = wf.jobs as Record<string, Workflow['jobs'][string]>;
     // One number: the inputs' defaults, the fallback of a run without inputs, the configuration's
-    // default and the documented workflow of `school simulate --deployed` (and the tail bench).
+    // default and the documented workflow of `school-simulate --deployed` (and the tail bench).
     expect(inputs('workflow_call')['crew-timeout-minutes']!.default).toBe(DEFAULT_JOB_TIMEOUT_MINUTES);
     expect(inputs('workflow_dispatch')['crew-timeout-minutes']!.default).toBe(DEFAULT_JOB_TIMEOUT_MINUTES);
     expect(crew!['timeout-minutes']).toBe(
