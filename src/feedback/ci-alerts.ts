@@ -1,6 +1,7 @@
 import type { Logger } from '../log.js';
 import { audit } from '../state/audit.js';
 import type { StateLayout } from '../state/layout.js';
+import type { CiExcused } from './log.js';
 import type { ScanResult } from './scan.js';
 
 /**
@@ -16,11 +17,7 @@ export async function ciAlerts(
   r: Pick<ScanResult, 'excused' | 'reruns'>,
 ): Promise<void> {
   for (const x of r.excused ?? []) {
-    const at = `check "${x.check}" on pull request #${x.pr} (commit ${x.sha.slice(0, 7)})`;
-    const detail =
-      x.outcome === 'flaky'
-        ? `${at} failed, then passed when its jobs were rerun: flaky CI, not charged to the crew`
-        : `${at} failed, and the same check is red on the base${x.baseSha ? ` (${x.baseSha.slice(0, 7)})` : ''}: the base is broken, not charged to the crew`;
+    const detail = excusedDetail(x);
     logger.warning(detail);
     await audit(layout, 'crew.alert', {
       crewId: x.crewId,
@@ -36,4 +33,16 @@ export async function ciAlerts(
     logger.warning(`${detail} (${refused.refused})`);
     await audit(layout, 'crew.alert', { issueNumber: refused.issue, kind: 'ci-rerun-refused', detail });
   }
+}
+
+/**
+ * A failed check excused, in words: the alert's detail (the board's line) and the status comment's
+ * (src/feedback/status.ts), one sentence for both. The check's name is the repository's: whoever
+ * renders it as markdown quotes it.
+ */
+export function excusedDetail(x: Pick<CiExcused, 'check' | 'pr' | 'sha' | 'outcome' | 'baseSha'>): string {
+  const at = `check "${x.check}" on pull request #${x.pr} (commit ${x.sha.slice(0, 7)})`;
+  return x.outcome === 'flaky'
+    ? `${at} failed, then passed when its jobs were rerun: flaky CI, not charged to the crew`
+    : `${at} failed, and the same check is red on the base${x.baseSha ? ` (${x.baseSha.slice(0, 7)})` : ''}: the base is broken, not charged to the crew`;
 }

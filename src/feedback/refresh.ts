@@ -7,9 +7,12 @@ import { Outbox, type IssuesPort } from '../outbox/outbox.js';
 import { GradingQueue } from '../grading/queue.js';
 import { ScoreLedger } from '../grading/ledger.js';
 import { decideRevision } from '../dispatch/revision.js';
-import { readFeedback } from './log.js';
+import { controlLines, type ControlLine } from '../dispatch/control-lines.js';
+import { byCodePoint } from '../state/fold.js';
+import { excusedDetail } from './ci-alerts.js';
+import { readFeedback, type FeedbackState } from './log.js';
 import { revisionRequests } from './revisions.js';
-import { issueStatuses, statusComment, type DecidedContest } from './status.js';
+import { issueStatuses, statusComment, type DecidedContest, type StatusNotes } from './status.js';
 
 /**
  * Refreshes the status comments (item 4): renders every worked-on issue's status from the state and
@@ -104,16 +107,42 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
       ...(runUrl ? { runUrl } : {}),
       ...(repoUrl ? { repoUrl } : {}),
     });
+    const notes = statusNotes(o.layout, feedback, deliveries);
     const bodies = new Map<number, string>();
     for (const [issue, s] of statuses) {
       if (o.only && !o.only.has(issue)) continue;
-      bodies.set(issue, statusComment(issue, s));
+      bodies.set(issue, statusComment(issue, s, notes.get(issue)));
     }
     return await outbox.recordStatuses(bodies, o.now ?? new Date());
   } catch (e) {
     o.logger.warning(`status comments not refreshed: ${message(e)}; the next cycle refreshes them`);
     return [];
   }
+}
+
+/**
+ * Per issue, what its status comment says beside its state: the commands people gave its crews, as
+ * the board reads them (src/dispatch/control-lines.ts), and the failed checks of its delivered commit the
+ * school excused (flaky, or red on the base too), in the words of their alert (./ci-alerts.ts).
+ */
+function statusNotes(
+  layout: StateLayout,
+  feedback: FeedbackState,
+  deliveries: ReturnType<Outbox['deliveries']>,
+): Map<number, StatusNotes> {
+  const out = new Map<number, { controls: ControlLine[]; ci: string[] }>();
+  const note = (issue: number) => {
+    const n = out.get(issue) ?? { controls: [], ci: [] };
+    out.set(issue, n);
+    return n;
+  };
+  for (const c of controlLines(layout, Number.POSITIVE_INFINITY)) note(c.issue).controls.push(c);
+  const excused = Object.values(feedback.excused ?? {}).sort(
+    (a, b) => byCodePoint(a.at, b.at) || byCodePoint(a.check, b.check),
+  );
+  for (const x of excused)
+    if (deliveries.get(x.issue)?.sha === x.sha) note(x.issue).ci.push(excusedDetail(x));
+  return out;
 }
 
 /** Records the statuses and delivers the outbox's status entries now (the loop after planning). */

@@ -1,3 +1,4 @@
+import type { ControlLine } from '../dispatch/control-lines.js';
 import type { CrewRegistry, CrewRecord } from '../dispatch/registry.js';
 import { issueStates } from '../dispatch/history.js';
 import type { DeliveryResult } from '../delivery/deliver.js';
@@ -308,8 +309,44 @@ function state(s: IssueStatus): string {
   }
 }
 
+/**
+ * What else the status comment says of an issue, beside its state: the commands people gave its
+ * crews (the board's reading, src/dispatch/control-lines.ts) and the failed CI on its pull request the
+ * school did not charge to the crew (src/feedback/ci-alerts.ts `excusedDetail`, the board's alert
+ * in the same words).
+ */
+export interface StatusNotes {
+  /** The issue's stops and steers, newest first (at most NOTES_SHOWN are shown). */
+  controls?: readonly ControlLine[];
+  /** Excused failed checks of the judged commit, one sentence each. */
+  ci?: readonly string[];
+}
+
+/** At most this many commands and this many excused checks per comment. */
+export const NOTES_SHOWN = 5;
+
+/**
+ * One command as a line of the comment. The person's words (a steer, a stop's reason) and the
+ * school's account of them are quoted as prose; the login is code, named and never mentioned.
+ */
+function commandLine(c: ControlLine): string {
+  const crew = c.crewId ? ` (crew ${inlineCode(c.crewId)})` : '';
+  const words = c.text ? `: “${plainText(c.text, 200)}”` : '';
+  return `- ${c.verb === 'stop' ? 'Stop' : 'Steer'} by ${inlineCode(c.by)}${crew}${words} — ${plainText(c.status, 200)}`;
+}
+
+function noteLines(n: StatusNotes | undefined): string[] {
+  const controls = (n?.controls ?? []).slice(0, NOTES_SHOWN).reverse();
+  const ci = (n?.ci ?? []).slice(0, NOTES_SHOWN);
+  return [
+    ...(controls.length ? ['', 'Commands:', ...controls.map(commandLine)] : []),
+    // A check's name is the repository's: quoted as prose.
+    ...(ci.length ? ['', 'CI not charged to the crew:', ...ci.map((d) => `- ${plainText(d)}`)] : []),
+  ];
+}
+
 /** The comment body for an issue's status. Passes the redactor like every write seam. */
-export function statusComment(issueNumber: number, s: IssueStatus): string {
+export function statusComment(issueNumber: number, s: IssueStatus, notes?: StatusNotes): string {
   const lines = [
     statusMarker(issueNumber),
     `**school-core status:** ${headline(s)}`,
@@ -325,6 +362,7 @@ export function statusComment(issueNumber: number, s: IssueStatus): string {
       : []),
     // The judges' decision quotes crew ids, agents and verdict codes: quoted as prose.
     ...('contest' in s && s.contest?.why ? ['', `Contest: ${plainText(s.contest.why)}.`] : []),
+    ...noteLines(notes),
     '',
     '<sub>This comment is edited in place as the work moves on.</sub>',
   ];

@@ -9,7 +9,7 @@ import {
 import { issueStates } from '../../src/dispatch/history.js';
 import type { CrewRecord, CrewRegistry } from '../../src/dispatch/registry.js';
 import { issueStatuses, statusComment } from '../../src/feedback/status.js';
-import { controlLine } from '../../src/board/controls.js';
+import { controlLine } from '../../src/dispatch/control-lines.js';
 import { event } from '../../src/state/event-log.js';
 
 /**
