@@ -285,10 +285,10 @@ function claudeUsage(r: ClaudeResult, ctx: TurnContext) {
         : printed;
   const usage = {
     inputTokens: input + cacheRead + cacheCreation,
-    ...(output !== undefined ? { outputTokens: output } : {}),
+    outputTokens: output,
     ...(cacheRead ? { cachedInputTokens: cacheRead } : {}),
     ...(cacheCreation ? { cacheCreationTokens: cacheCreation } : {}),
-    ...(cost !== undefined ? { costUsd: cost } : {}),
+    costUsd: cost,
   };
   return {
     ...(session ? { sessionId: session } : {}),
@@ -298,8 +298,8 @@ function claudeUsage(r: ClaudeResult, ctx: TurnContext) {
       ? {
           meter: {
             session,
-            ...(printed !== undefined ? { costUsd: printed } : {}),
-            ...(modelTokens !== undefined ? { modelTokens } : {}),
+            costUsd: printed,
+            modelTokens,
           },
         }
       : {}),

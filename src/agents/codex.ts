@@ -162,8 +162,8 @@ export class CodexReader {
           input: nonNegative(e.usage?.input_tokens) ?? 0,
           cached: nonNegative(e.usage?.cached_input_tokens) ?? 0,
           output: nonNegative(e.usage?.output_tokens) ?? 0,
-          ...(cacheWrite !== undefined ? { cacheWrite } : {}),
-          ...(reasoning !== undefined ? { reasoning } : {}),
+          cacheWrite,
+          reasoning,
         };
         break;
       }
@@ -330,7 +330,7 @@ function codexUsage(agent: Pick<AgentConfig, 'pricing'>, r: CodexReader, ctx: Tu
     ...(t.cached ? { cachedInputTokens: t.cached } : {}),
     ...(t.cacheWrite ? { cacheCreationTokens: t.cacheWrite } : {}),
     ...(t.reasoning ? { reasoningOutputTokens: t.reasoning } : {}),
-    ...(cost !== undefined ? { costUsd: cost } : {}),
+    costUsd: cost,
   };
   return {
     ...(r.threadId ? { sessionId: r.threadId } : {}),

@@ -186,7 +186,7 @@ export function errorEnding(
       kind,
       reason: `${tool} reported a usage or credit limit${resetAt ? ` (resets ${resetAt.toISOString()})` : ''}`,
       detail,
-      ...(resetAt ? { resetAt } : {}),
+      resetAt,
       ...signal,
     };
   }
@@ -234,7 +234,7 @@ export function unrecognisedEnding(
     const line = printed.prose.split('\n').find((l) => classifyText(l) === kind);
     return errorEnding(tool, kind, printed.prose, now, {
       resumed: o.resumed,
-      ...(line ? { decisive: line } : {}),
+      decisive: line,
     });
   }
   const shown = printed.prose.trim() ? printed.prose : printed.tail;
@@ -345,7 +345,7 @@ export function endingBeforeResult(
       now,
     );
   if (!seen.result && !seen.recognised) {
-    const bin = { bin: ctx.bin ?? tool, kind: agentKind, ...(ctx.resumed ? { resumed: ctx.resumed } : {}) };
+    const bin = { bin: ctx.bin ?? tool, kind: agentKind, resumed: ctx.resumed };
     return unrecognisedEnding(tool, bin, exitCode, printed, now);
   }
   if (!seen.result) return proseEnding(tool, exitCode, printed, now, ctx.resumed);

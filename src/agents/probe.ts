@@ -107,7 +107,7 @@ export async function probeAgent(i: ProbeInput): Promise<ProbeResult> {
     return {
       limited: true,
       reason: `the probe answered with the limit too (${ending.reason})`,
-      ...(ending.resetAt ? { resetAt: ending.resetAt } : {}),
+      resetAt: ending.resetAt,
     };
   return { limited: false, reason: `the probe ended ${ending.kind}: ${ending.reason}` };
 }

@@ -96,11 +96,11 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
   const argv = cli
     ? agent.kind === 'claude-code'
       ? claudeArgv(agent, {
-          ...(resume ? { resume } : {}),
+          resume,
           ...(o.sandboxed?.verify ? { allowCommands: [o.sandboxed.verify] } : {}),
         })
       : codexArgv(agent, {
-          ...(resume ? { resume } : {}),
+          resume,
           ...(o.sandboxed ? { outerSandbox: true } : {}),
         })
     : o.spawn.commandArgv(agent.command ?? []).map((a) => a.split('{brief}').join(files.brief));
@@ -129,9 +129,9 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
   const now = o.now?.() ?? new Date();
   // A CLI turn the timeout killed is read too: what it printed says whether it ever reached its API.
   const ctx: TurnContext = {
-    ...(resume ? { resumed: resume } : {}),
-    ...(o.resume?.previous ? { previous: o.resume.previous } : {}),
-    ...(agent.bin ? { bin: agent.bin } : {}),
+    resumed: resume,
+    previous: o.resume?.previous,
+    bin: agent.bin,
     ...(run.timedOut ? { killedAfterMs: limits.timeoutMs } : {}),
   };
   const logged = existsSync(files.log);
@@ -161,7 +161,7 @@ export async function runTurn(agent: AgentConfig, o: TurnOptions): Promise<TurnR
               ? 'overloaded'
               : 'failed',
       reason: c.reason,
-      ...(usage ? { usage } : {}),
+      usage,
     };
   }
   return { ending, process: proc, report };

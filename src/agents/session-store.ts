@@ -182,8 +182,8 @@ function parses(line: string): boolean {
 
 function storedMeter(m: SessionMeter): NonNullable<SessionStore['meter']> {
   return {
-    ...(m.costUsd !== undefined ? { costUsd: m.costUsd } : {}),
-    ...(m.modelTokens !== undefined ? { modelTokens: m.modelTokens } : {}),
+    costUsd: m.costUsd,
+    modelTokens: m.modelTokens,
     ...(m.tokens ? { tokens: { ...m.tokens } } : {}),
   };
 }
