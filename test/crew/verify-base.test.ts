@@ -14,7 +14,7 @@ import { childEnv } from '../../src/process/env.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { crewAlerts } from '../security/helpers.js';
 import { testHost } from '../support/host.js';
-import { git, initRepo, tempDir } from '../support/tmp.js';
+import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
 import { writeBookbag } from '../grading/helpers.js';
 import { item, plan, registry, spec, writeCurriculum, type School } from './helpers.js';
 
@@ -358,18 +358,20 @@ describe('verification where tools write', () => {
 /** A patch made by git in a scratch worktree of `base`. */
 function patchOf(repo: string, base: string, dir: string, files: Record<string, string | null>): string {
   const wt = join(dir, `wt-${Math.random().toString(36).slice(2)}`);
-  git(repo, 'worktree', 'add', '--detach', '-q', wt, base);
-  for (const [f, text] of Object.entries(files)) {
-    if (text === null) rmSync(join(wt, f));
-    else {
-      mkdirSync(join(wt, f, '..'), { recursive: true });
-      writeFileSync(join(wt, f), text);
-    }
-  }
-  git(wt, 'add', '-A');
-  const diff = git(wt, 'diff', '--binary', '--cached', base) + '\n';
-  git(repo, 'worktree', 'remove', '--force', wt);
-  return diff;
+  return worktreeDiff(
+    repo,
+    base,
+    (wt) => {
+      for (const [f, text] of Object.entries(files)) {
+        if (text === null) rmSync(join(wt, f));
+        else {
+          mkdirSync(join(wt, f, '..'), { recursive: true });
+          writeFileSync(join(wt, f), text);
+        }
+      }
+    },
+    wt,
+  );
 }
 
 describe('the clean checkout', () => {

@@ -5,7 +5,7 @@ import { drain } from '../../src/grading/drain.js';
 import { silentLogger } from '../../src/log.js';
 import { runContextFrom } from '../../src/process/run-context.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { git, initRepo, tempDir } from '../support/tmp.js';
+import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
 import { config, enqueueMany, writeBookbag } from './helpers.js';
 
 /**
@@ -34,15 +34,7 @@ let bwrapOnly: string;
 /** A directory with no program in it. */
 let empty: string;
 
-function diffOf(file: string, text: string): string {
-  const wt = join(tmp.path, `wt-${file.replace(/\W/g, '-')}`);
-  git(repo, 'worktree', 'add', '--detach', '-q', wt, baseSha);
-  writeFileSync(join(wt, file), text);
-  git(wt, 'add', '-A');
-  const diff = git(wt, 'diff', '--binary', '--cached', baseSha) + '\n';
-  git(repo, 'worktree', 'remove', '--force', wt);
-  return diff;
-}
+const diffOf = (file: string, text: string) => worktreeDiff(repo, baseSha, { [file]: text });
 
 beforeAll(() => {
   repo = initRepo(join(tmp.path, 'repo'), { 'src/sum.mjs': BUGGY, 'README.md': '# r\n' });

@@ -11,7 +11,7 @@ import { parseReviewerOutput } from '../../src/grading/reviewer.js';
 import { totalSpend } from '../../src/dispatch/spend.js';
 import { silentLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { git, initRepo, tempDir } from '../support/tmp.js';
+import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
 import { claude, installFakes } from '../agents/fake.js';
 import { config, enqueueMany, job, writeBookbag } from './helpers.js';
 
@@ -25,15 +25,7 @@ let baseSha: string;
 let sealedCheck: string;
 
 /** A crew's diff made the way dispatch-crew makes it: edit a worktree, `git diff --binary`. */
-function crewDiff(edit: (dir: string) => void): string {
-  const wt = join(tmp.path, `wt-${Math.random().toString(36).slice(2)}`);
-  git(repo, 'worktree', 'add', '--detach', '-q', wt, baseSha);
-  edit(wt);
-  git(wt, 'add', '-A');
-  const diff = git(wt, 'diff', '--binary', '--cached', baseSha) + '\n';
-  git(repo, 'worktree', 'remove', '--force', wt);
-  return diff;
-}
+const crewDiff = (edit: (dir: string) => void) => worktreeDiff(repo, baseSha, edit);
 
 beforeAll(() => {
   repo = initRepo(join(tmp.path, 'repo'), {

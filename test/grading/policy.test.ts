@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { policyFinding, type PolicyInput } from '../../src/grading/policy.js';
 import { defaultGrader } from '../../src/grading/judges.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { git, initRepo, tempDir } from '../support/tmp.js';
+import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
 import { config, writeBookbag } from './helpers.js';
 
 /**
@@ -34,15 +34,7 @@ beforeAll(() => {
   baseSha = git(repo, 'rev-parse', 'HEAD');
 });
 
-function crewDiff(edit: (dir: string) => void): string {
-  const wt = join(tmp.path, `wt-${Math.random().toString(36).slice(2)}`);
-  git(repo, 'worktree', 'add', '--detach', '-q', wt, baseSha);
-  edit(wt);
-  git(wt, 'add', '-A');
-  const diff = git(wt, 'diff', '--binary', '--cached', baseSha) + '\n';
-  git(repo, 'worktree', 'remove', '--force', wt);
-  return diff;
-}
+const crewDiff = (edit: (dir: string) => void) => worktreeDiff(repo, baseSha, edit);
 
 const write = (dir: string, path: string, text: string) => {
   mkdirSync(dirname(join(dir, path)), { recursive: true });

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runSealedTests } from '../../src/grading/sealed.js';
 import type { Bookbag } from '../../src/bookbag/schema.js';
-import { git, initRepo, tempDir } from '../support/tmp.js';
+import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
 
 /**
  * The code under test is not told it is being judged: the sealed command's environment carries no
@@ -54,15 +54,7 @@ beforeAll(() => {
   );
 });
 
-function diffOf(text: string): string {
-  const wt = join(tmp.path, `wt-${Math.random().toString(36).slice(2)}`);
-  git(repo, 'worktree', 'add', '--detach', '-q', wt, baseSha);
-  writeFileSync(join(wt, 'src/sum.mjs'), text);
-  git(wt, 'add', '-A');
-  const diff = git(wt, 'diff', '--binary', '--cached', baseSha) + '\n';
-  git(repo, 'worktree', 'remove', '--force', wt);
-  return diff;
-}
+const diffOf = (text: string) => worktreeDiff(repo, baseSha, { 'src/sum.mjs': text });
 
 async function judge(diff: string, envFile: string) {
   return runSealedTests({

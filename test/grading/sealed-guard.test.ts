@@ -8,7 +8,7 @@ import { StateLayout } from '../../src/state/layout.js';
 import { reviewerReasons } from '../../src/crew/continuity.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
-import { git, initRepo, tempDir } from '../support/tmp.js';
+import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
 import { config, enqueueMany, writeBookbag } from './helpers.js';
 
 /**
@@ -59,15 +59,7 @@ let baseSha: string;
 let suite: string;
 const diffs = {} as Record<Student, string>;
 
-function diffOf(text: string): string {
-  const wt = join(tmp.path, `wt-${Math.random().toString(36).slice(2)}`);
-  git(repo, 'worktree', 'add', '--detach', '-q', wt, baseSha);
-  writeFileSync(join(wt, 'src/bug.mjs'), text);
-  git(wt, 'add', '-A');
-  const diff = git(wt, 'diff', '--binary', '--cached', baseSha) + '\n';
-  git(repo, 'worktree', 'remove', '--force', wt);
-  return diff;
-}
+const diffOf = (text: string) => worktreeDiff(repo, baseSha, { 'src/bug.mjs': text });
 
 beforeAll(() => {
   repo = initRepo(join(tmp.path, 'repo'), {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { parseConfig } from '../../src/config/load.js';
 import type { SchoolConfig } from '../../src/config/schema.js';
 import { installedDependencies } from '../../src/crew/clean-checkout.js';
@@ -11,7 +10,7 @@ import { dependenciesOf } from '../../src/grading/sealed-run.js';
 import { hostEnvOf } from '../../src/process/env.js';
 import type { Bookbag } from '../../src/bookbag/schema.js';
 import { runnerSource } from '../support/corpus.js';
-import { git, initRepo, tempDir } from '../support/tmp.js';
+import { git, initRepo, tempDir, worktreeDiff, writeFiles as write } from '../support/tmp.js';
 
 /**
  * A repository's own tests as the sealed suite (docs/grading.md, "A repository's own tests"): the
@@ -31,23 +30,9 @@ const noPytest =
     : `${PYTHON} -m pytest does not run here; install Debian's python3-pytest`;
 if (noPytest) console.warn(`SKIPPED (pytest as the sealed suite): ${noPytest}`);
 
-function write(dir: string, files: Record<string, string>): void {
-  for (const [p, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, p)), { recursive: true });
-    writeFileSync(join(dir, p), text);
-  }
-}
-
 /** A diff made the way a crew makes it: edit a worktree, `git diff --binary --cached`. */
-function crewDiff(repo: string, base: string, files: Record<string, string>): string {
-  const wt = join(tmp.path, `wt-${Math.random().toString(36).slice(2)}`);
-  git(repo, 'worktree', 'add', '--detach', '-q', wt, base);
-  write(wt, files);
-  git(wt, 'add', '-A');
-  const diff = git(wt, 'diff', '--binary', '--cached', base) + '\n';
-  git(repo, 'worktree', 'remove', '--force', wt);
-  return diff;
-}
+const crewDiff = (repo: string, base: string, files: Record<string, string>) =>
+  worktreeDiff(repo, base, files);
 
 /** The sealed judge as `defaultGrader` calls it: its own sandbox, the installed dependencies. */
 async function judge(cfg: SchoolConfig, base: string, crewId: string, diff: string) {

@@ -8,7 +8,7 @@ import { runSealedTests } from '../../src/grading/sealed.js';
 import { silentLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import type { Bookbag } from '../../src/bookbag/schema.js';
-import { git, initRepo, tempDir } from '../support/tmp.js';
+import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
 import { config, enqueueMany, writeBookbag } from './helpers.js';
 
 /**
@@ -45,15 +45,7 @@ const diffs: Record<'fixed' | 'exitAtImport' | 'exitWhenCalled', string> = {
   exitWhenCalled: '',
 };
 
-function diffOf(text: string): string {
-  const wt = join(tmp.path, `wt-${Math.random().toString(36).slice(2)}`);
-  git(repo, 'worktree', 'add', '--detach', '-q', wt, baseSha);
-  writeFileSync(join(wt, 'src/sum.mjs'), text);
-  git(wt, 'add', '-A');
-  const diff = git(wt, 'diff', '--binary', '--cached', baseSha) + '\n';
-  git(repo, 'worktree', 'remove', '--force', wt);
-  return diff;
-}
+const diffOf = (text: string) => worktreeDiff(repo, baseSha, { 'src/sum.mjs': text });
 
 beforeAll(() => {
   repo = initRepo(join(tmp.path, 'repo'), { 'src/sum.mjs': BUGGY, 'README.md': '# r\n' });

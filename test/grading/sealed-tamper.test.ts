@@ -3,7 +3,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { runSealedTests } from '../../src/grading/sealed.js';
 import type { Bookbag } from '../../src/bookbag/schema.js';
-import { git, initRepo, tempDir } from '../support/tmp.js';
+import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
 
 /**
  * What a patch touches is what git applies, not what a regex reads in its headers: quoted and
@@ -31,15 +31,7 @@ beforeAll(() => {
 });
 
 /** A diff made the way a crew makes it: edit a worktree, `git diff --binary --cached`. */
-function crewDiff(edit: (dir: string) => void): string {
-  const wt = join(tmp.path, `wt-${Math.random().toString(36).slice(2)}`);
-  git(repo, 'worktree', 'add', '--detach', '-q', wt, baseSha);
-  edit(wt);
-  git(wt, 'add', '-A');
-  const diff = git(wt, 'diff', '--binary', '--cached', baseSha) + '\n';
-  git(repo, 'worktree', 'remove', '--force', wt);
-  return diff;
-}
+const crewDiff = (edit: (dir: string) => void) => worktreeDiff(repo, baseSha, edit);
 
 function sealed(diff: string, protect: readonly string[] = PROTECT) {
   const bookbag = { crewId: 'c-tamper', baseSha } as Bookbag;

@@ -27,6 +27,14 @@ export function git(cwd: string, ...args: string[]): string {
   return r.stdout.trim();
 }
 
+/** Writes each of `files` (path below `dir` → text), making the directories they need. */
+export function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, p)), { recursive: true });
+    writeFileSync(join(dir, p), text);
+  }
+}
+
 /** A real repository with one commit holding `files`; returns its path. */
 export function initRepo(
   dir: string,
@@ -37,10 +45,7 @@ export function initRepo(
   git(dir, 'config', 'user.name', 'school-test');
   git(dir, 'config', 'user.email', 'school-test@example.invalid');
   git(dir, 'config', 'commit.gpgsign', 'false');
-  for (const [p, content] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, p)), { recursive: true });
-    writeFileSync(join(dir, p), content);
-  }
+  writeFiles(dir, files);
   git(dir, 'add', '-A');
   git(dir, 'commit', '-q', '-m', 'fixture');
   return dir;
@@ -52,4 +57,23 @@ export function initBareRemote(root: string, files?: Record<string, string>): { 
   const bare = join(root, 'remote.git');
   git(root, 'clone', '-q', '--bare', seed, bare);
   return { bare, seed };
+}
+
+/**
+ * A crew's diff made the way dispatch-crew makes it: `edit` (or these files written) in a detached
+ * worktree of `repo` at `base`, then `git diff --binary --cached`; the worktree is removed after.
+ */
+export function worktreeDiff(
+  repo: string,
+  base: string,
+  edit: ((dir: string) => void) | Record<string, string>,
+  wt = join(dirname(repo), `wt-${Math.random().toString(36).slice(2)}`),
+): string {
+  git(repo, 'worktree', 'add', '--detach', '-q', wt, base);
+  if (typeof edit === 'function') edit(wt);
+  else writeFiles(wt, edit);
+  git(wt, 'add', '-A');
+  const diff = git(wt, 'diff', '--binary', '--cached', base) + '\n';
+  git(repo, 'worktree', 'remove', '--force', wt);
+  return diff;
 }
