@@ -24,20 +24,13 @@
  *    always hides and the version-manager shims it recognises.
  */
 
-export type { Policy, LimitsPolicy } from './policy.js';
+export type { Policy } from './policy.js';
 export { SandboxError, type SandboxErrorCode } from './errors.js';
 
 // Confining.
 export { requireSandbox, SandboxUnavailableError } from './probe.js';
-export {
-  Sandbox,
-  ProgramNotFoundError,
-  type Confined,
-  type ConfineOptions,
-  type SandboxOptions,
-} from './sandbox.js';
-export { copyHomeFiles, HomeFileError } from './home-files.js';
-export { KeyProxyError } from './key-proxy.js';
+export { Sandbox, ProgramNotFoundError, type Confined } from './sandbox.js';
+export { copyHomeFiles } from './home-files.js';
 
 // What a confined run leaves.
 export { describeUpstream, limitEvidence, UpstreamRecord, type UpstreamLimit } from './upstream-record.js';

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { policyFrom } from '../../src/config/sandbox-policy.js';
 import { SchoolError } from '../../src/errors.js';
+import { childEnv, extendEnv } from '../../src/process/env.js';
 import {
   ProgramNotFoundError,
   requireSandbox,
@@ -96,11 +97,11 @@ describe('the sandbox entry', () => {
       });
       try {
         const confine = (argv: string[]) =>
-          sandbox.confine(
-            argv,
-            { PATH: '/usr/bin:/bin' },
-            { cwd: tmp.path, home: sandbox.freshHome('t'), allow: [] },
-          );
+          sandbox.confine(argv, extendEnv(childEnv(), { PATH: '/usr/bin:/bin' }), {
+            cwd: tmp.path,
+            home: sandbox.freshHome('t'),
+            allow: [],
+          });
         const missing = await confine(['school-no-such-program']).catch((e: unknown) => e);
         expect(missing).toBeInstanceOf(ProgramNotFoundError);
         expect(missing).toBeInstanceOf(SchoolError);
