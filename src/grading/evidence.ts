@@ -11,7 +11,7 @@ import { runGit } from '../process/git.js';
 import { patchFiles, type PatchFile } from '../process/patch-files.js';
 import { removeTreeSync } from '../process/remove-tree.js';
 import type { HostEnv } from '../process/run-context.js';
-import { describeMissing } from '../sandbox/not-found.js';
+import { describeMissing } from '../sandbox/index.js';
 import { curriculumItemSchema, type CurriculumItem } from '../schemas/curriculum.js';
 import type { GradingJob } from '../schemas/grading.js';
 import { redactText } from '../security/redact.js';
@@ -44,6 +44,7 @@ import type { JudgeFinding } from './verdict.js';
 
 /** The judge could not run the base side (a program missing, a checkout that failed): not a verdict. */
 export class EvidenceInfraError extends SchoolError {
+  override readonly code = 'evidence-infra';
   constructor(message: string) {
     super(message);
     this.name = 'EvidenceInfraError';

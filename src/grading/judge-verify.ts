@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
 import type { VerificationFindings } from '../bookbag/schema.js';
 import { childEnv, hostEnvOf, type ChildEnv } from '../process/env.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
-import { describeMissing, type MissingAt } from '../sandbox/not-found.js';
+import { describeMissing, type MissingAt, type Sandbox } from '../sandbox/index.js';
 import { SchoolError } from '../errors.js';
 import { redactText } from '../security/redact.js';
 import { boundText, MAX_REASON } from '../security/bound.js';
@@ -102,6 +101,7 @@ export type CleanVerify = (
  * message), and nothing is scored against the agent.
  */
 export class VerificationInfraError extends SchoolError {
+  override readonly code = 'verification-infra';
   constructor(message: string) {
     super(message);
     this.name = 'VerificationInfraError';

@@ -5,7 +5,7 @@ import { SchoolError } from '../errors.js';
 import { redact, redactText } from '../security/redact.js';
 import type { VerificationRecord } from '../bookbag/schema.js';
 import { childEnv, type ChildEnv } from '../process/env.js';
-import { ProgramNotFoundError } from '../sandbox/sandbox.js';
+import { ProgramNotFoundError } from '../sandbox/index.js';
 import { runProcess } from '../process/run.js';
 import { reviewerVerdictSchema, type JudgeFinding, type ReviewerVerdict } from './verdict.js';
 import type { ReviewerConfig } from '../config/schema.js';
@@ -22,6 +22,7 @@ import type { Usage } from '../bookbag/schema.js';
  * else is a grader failure (the job is retried, then dead-lettered), never an approval.
  */
 export class ReviewerError extends SchoolError {
+  override readonly code = 'reviewer';
   constructor(message: string) {
     super(message);
     this.name = 'ReviewerError';

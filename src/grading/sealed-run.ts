@@ -15,14 +15,12 @@ import type { SealedResultsConfig } from '../config/schema.js';
 import { childEnv, extendEnv, type ChildEnv } from '../process/env.js';
 import { removeTreeSync } from '../process/remove-tree.js';
 import { runProcess, type RunResult } from '../process/run.js';
-import { ProgramNotFoundError } from '../sandbox/sandbox.js';
-import { describeMissing, missingProgram } from '../sandbox/not-found.js';
+import { describeMissing, missingProgram, ProgramNotFoundError, type Sandbox } from '../sandbox/index.js';
 import { redactText } from '../security/redact.js';
 import { SchoolError } from '../errors.js';
 import type { Bookbag } from '../bookbag/schema.js';
 import type { TestCase } from './junit.js';
 import type { CleanCheckoutOptions } from './judge-verify.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
 import { git } from './sealed-patch.js';
 import { instrument, readReport } from './sealed-results.js';
 import { detectRunner, guardArgv, layCanary, makeGuard, type Guard } from './sealed-guard.js';
@@ -32,6 +30,7 @@ import { detectRunner, guardArgv, layCanary, makeGuard, type Guard } from './sea
  * is laid, the judge's guard (./sealed-guard.ts), the dependencies, the sandbox's view, the report.
  */
 export class SealedTestsError extends SchoolError {
+  override readonly code = 'sealed-tests';
   constructor(message: string) {
     super(message);
     this.name = 'SealedTestsError';
