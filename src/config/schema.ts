@@ -17,10 +17,10 @@ export const CLASSROOMS = ['worktree', 'orca', 'bot'] as const;
 export const DELIVERY_MODES = ['pull-request', 'branch', 'none'] as const;
 export type DeliveryMode = (typeof DELIVERY_MODES)[number];
 /**
- * The guarded merge (docs/delivery.md, "Merging"). `queue` (GitHub's auto-merge and merge queue) is
- * GraphQL only and not built yet: the enum says what works.
+ * The guarded merge (docs/delivery.md, "Merging"): `when-green` merges through REST with the judged
+ * commit as `sha`; `queue` hands that commit to GitHub's auto-merge or merge queue (GraphQL).
  */
-export const MERGE_MODES = ['off', 'when-green'] as const;
+export const MERGE_MODES = ['off', 'when-green', 'queue'] as const;
 export const MERGE_METHODS = ['merge', 'squash', 'rebase'] as const;
 export const DISPATCH_ORDERS = ['smallest-first', 'tail-guard'] as const;
 /**
@@ -774,7 +774,7 @@ export const configSchema = z
           .enum(MERGE_MODES, { message: `delivery.merge: expected one of ${MERGE_MODES.join(', ')}` })
           .default('off')
           .describe(
-            "The guarded merge: `when-green` merges a delivered pull request whose head is still the commit the judges accepted, with every check on that commit complete and green, passing that commit as the merge's `sha` (GitHub refuses if the head moved); a refusal is reported and not retried until something changes. Needs `draft: false`. `off`: people merge.",
+            "The guarded merge: `when-green` merges a delivered pull request whose head is still the commit the judges accepted, with every check on that commit complete and green, passing that commit as the merge's `sha` (GitHub refuses if the head moved); a refusal is reported and not retried until something changes. `queue` hands that commit to GitHub's own machinery with `expectedHeadOid`: the base branch's merge queue (`enqueuePullRequest`) when it has one, else auto-merge (`enablePullRequestAutoMerge`, the repository must allow it; a pull request GitHub could merge at once is merged as `when-green` does), and takes it back (`dequeuePullRequest`, `disablePullRequestAutoMerge`) when the verdict stops holding. Needs `draft: false`. `off`: people merge.",
           ),
         mergeMethod: z
           .enum(MERGE_METHODS, {

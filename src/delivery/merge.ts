@@ -11,11 +11,22 @@ import { createHash } from 'node:crypto';
  * request itself (a review, a label: its `updated_at`). `mergeable: null` is GitHub still computing:
  * asked again next cycle, not an error.
  *
+ * `delivery.merge: queue` hands the judged commit to GitHub's own machinery instead (GraphQL, with
+ * `expectedHeadOid` = the judged commit): `enqueuePullRequest` where the base branch has a merge
+ * queue, else `enablePullRequestAutoMerge`; GitHub merges once branch protection's requirements are
+ * met. GitHub refuses auto-merge on a pull request it could merge now ("… is in clean status"): the
+ * guarded REST merge above merges it instead. A handed-over pull request the school's state no longer
+ * holds ready — its head moved, feedback came, a crew of its issue runs — is taken back
+ * (`disablePullRequestAutoMerge`, `dequeuePullRequest`): GitHub keeps auto-merge on across a push by
+ * anyone with write access, so the school cannot leave it to GitHub.
+ *
  * This module decides for one pull request from what the port reads; src/feedback/merge-gate.ts
  * says which pull requests the school's own state holds ready and records the outcome.
  */
 export interface MergeablePull {
   number: number;
+  /** The GraphQL id (`node_id`): GitHub's auto-merge and merge queue take it. */
+  nodeId: string;
   state: 'open' | 'closed';
   merged: boolean;
   draft: boolean;
@@ -34,12 +45,39 @@ export interface CommitChecks {
 /** GitHub's answer to a merge: merged, or refused with its status (405, 409, 422) and words. */
 export type MergeAnswer = { merged: true; sha: string } | { merged: false; status: number; message: string };
 
+/** How a pull request is handed to GitHub: its auto-merge, or its base branch's merge queue. */
+export type HandOverVia = 'auto-merge' | 'merge-queue';
+
+/** What GitHub says of a pull request's merge machinery (GraphQL). */
+export interface HandOverState {
+  /** The base branch has a merge queue (`isMergeQueueEnabled`). */
+  mergeQueue: boolean;
+  /** It is in the merge queue now (`isInMergeQueue`). */
+  inQueue: boolean;
+  /** Auto-merge is enabled on it now (`autoMergeRequest`). */
+  autoMerge: boolean;
+}
+
+/** GitHub's answer to a GraphQL mutation: done, or its error (`type`, as `UNPROCESSABLE`, and words). */
+export type GraphqlAnswer = { ok: true } | { ok: false; type: string; message: string };
+
 /** The pulls API as the guarded merge needs it (src/github/pulls-port.ts `octokitMerge`). */
 export interface MergePort {
   pull(n: number): Promise<MergeablePull>;
   checks(sha: string): Promise<CommitChecks>;
   /** Refusals (405, 409, 422) are answers, not errors; anything else throws. */
   merge(n: number, p: { sha: string; method: 'merge' | 'squash' | 'rebase' }): Promise<MergeAnswer>;
+  /** `delivery.merge: queue` (GraphQL): the pull request's merge queue and auto-merge. */
+  handOverState?(nodeId: string): Promise<HandOverState>;
+  /** `enqueuePullRequest` or `enablePullRequestAutoMerge` with `expectedHeadOid: sha`; errors are answers. */
+  handOver?(p: {
+    nodeId: string;
+    sha: string;
+    method: 'merge' | 'squash' | 'rebase';
+    via: HandOverVia;
+  }): Promise<GraphqlAnswer>;
+  /** `dequeuePullRequest` or `disablePullRequestAutoMerge`; errors are answers. */
+  takeBack?(p: { nodeId: string; via: HandOverVia }): Promise<GraphqlAnswer>;
 }
 
 export interface MergeCandidate {
@@ -55,11 +93,18 @@ export interface MergeCandidate {
   notReady?: string;
   /** The last refusal of a merge of this pull request, with what it was about. */
   refused?: { fingerprint: string; status?: number; message?: string };
+  /** `queue`: the judged commit was handed to GitHub's auto-merge or merge queue, not taken back. */
+  handedOver?: { via: HandOverVia; nodeId: string };
 }
 
 export type MergeStep =
   | { kind: 'merged'; mergeSha: string; fingerprint: string }
-  | { kind: 'refused'; status: number; message: string; fingerprint: string }
+  /** GitHub refused: a REST status (405, 409, 422), or a GraphQL error's type. */
+  | { kind: 'refused'; status?: number; type?: string; message: string; fingerprint: string }
+  /** `queue`: handed to GitHub's auto-merge or merge queue; GitHub merges it when its rules allow. */
+  | { kind: 'handed-over'; via: HandOverVia; nodeId: string; fingerprint: string; already?: boolean }
+  /** `queue`: taken back from GitHub's auto-merge or merge queue (the verdict no longer holds). */
+  | { kind: 'taken-back'; via: HandOverVia; reason: string; answer?: string }
   /** Refused before, and nothing it was about changed: not asked again. */
   | { kind: 'held'; reason: string }
   /** Not yet: GitHub computing mergeability, checks running or not started. Asked next cycle. */
@@ -125,28 +170,34 @@ export function mergeFingerprint(pull: MergeablePull, crewId: string, c: CommitC
 export async function guardedMerge(
   port: MergePort,
   c: MergeCandidate,
-  o: { method: 'merge' | 'squash' | 'rebase'; now: Date },
+  o: { method: 'merge' | 'squash' | 'rebase'; now: Date; mode?: 'when-green' | 'queue' },
 ): Promise<MergeStep> {
-  if (c.notReady) return { kind: 'not-ready', reason: c.notReady };
+  // A verdict that no longer holds takes back what was handed to GitHub on its strength.
+  const notReady = (reason: string): Promise<MergeStep> | MergeStep =>
+    c.handedOver ? takeBack(port, c.handedOver, reason) : { kind: 'not-ready', reason };
+  if (c.notReady) return notReady(c.notReady);
   const pull = await port.pull(c.pr);
   if (pull.state === 'closed')
     return { kind: 'not-ready', reason: pull.merged ? 'it is merged' : 'it is closed' };
   if (pull.headSha !== c.sha)
-    return {
-      kind: 'not-ready',
-      reason: `its head ${short(pull.headSha)} is not the judged commit ${short(c.sha)}: it is judged again first`,
-    };
+    return notReady(
+      `its head ${short(pull.headSha)} is not the judged commit ${short(c.sha)}: it is judged again first`,
+    );
   if (pull.draft)
+    return notReady('it is a draft, and GitHub does not merge a draft (mark it ready for review)');
+  if (c.handedOver)
     return {
-      kind: 'not-ready',
-      reason: 'it is a draft, and GitHub does not merge a draft (mark it ready for review)',
+      kind: 'wait',
+      reason: `${c.handedOver.via === 'merge-queue' ? 'it is in the merge queue' : 'auto-merge is enabled'} at the judged commit ${short(c.sha)}: GitHub merges it once branch protection's requirements are met`,
     };
   if (pull.mergeable === null)
     return { kind: 'wait', reason: 'GitHub is still computing whether it can be merged' };
   const young = c.deliveredAt !== undefined && o.now.getTime() - Date.parse(c.deliveredAt) < CI_START_MS;
   const checks = await port.checks(c.sha);
   const verdict = checksVerdict(checks, young);
-  if (verdict.state === 'pending') return { kind: 'wait', reason: verdict.reason };
+  const queue = o.mode === 'queue';
+  // Handed over, GitHub waits for the checks itself; the guarded REST merge waits here.
+  if (verdict.state === 'pending' && !queue) return { kind: 'wait', reason: verdict.reason };
   if (verdict.state === 'red')
     return {
       kind: 'not-ready',
@@ -163,8 +214,68 @@ export async function guardedMerge(
       kind: 'held',
       reason: `GitHub refused its merge${c.refused.status ? ` (${c.refused.status})` : ''}: ${c.refused.message ?? ''}; nothing changed since, so it is not asked again`,
     };
+  if (queue) {
+    const step = await handOver(port, pull, c, o.method, fingerprint);
+    if (step) return step;
+    // GitHub could merge it now, so it enables no auto-merge: the guarded merge below does it.
+    if (verdict.state === 'pending') return { kind: 'wait', reason: verdict.reason };
+  }
   const answer = await port.merge(c.pr, { sha: c.sha, method: o.method });
   return answer.merged
     ? { kind: 'merged', mergeSha: answer.sha, fingerprint }
     : { kind: 'refused', status: answer.status, message: answer.message, fingerprint };
+}
+
+/** GitHub's refusal of auto-merge on a pull request it could merge at once (GraphQL `UNPROCESSABLE`). */
+const CLEAN = /is in clean status/i;
+/** … and on one whose checks GitHub does not count as passed yet: asked again next cycle. */
+const UNSTABLE = /is in unstable status/i;
+
+/**
+ * `queue`: the judged commit handed to GitHub — its base branch's merge queue when it has one, else
+ * auto-merge — with `expectedHeadOid`, so GitHub refuses if the head is no longer that commit.
+ * Undefined when GitHub says it could merge it now (the guarded REST merge does).
+ */
+async function handOver(
+  port: MergePort,
+  pull: MergeablePull,
+  c: MergeCandidate,
+  method: 'merge' | 'squash' | 'rebase',
+  fingerprint: string,
+): Promise<MergeStep | undefined> {
+  if (!port.handOverState || !port.handOver)
+    throw new Error('delivery.merge is queue, but this GitHub port has no GraphQL client');
+  const state = await port.handOverState(pull.nodeId);
+  // Someone queued it or enabled auto-merge at the judged head already: GitHub's from here on.
+  if (state.inQueue || state.autoMerge)
+    return {
+      kind: 'handed-over',
+      via: state.inQueue ? 'merge-queue' : 'auto-merge',
+      nodeId: pull.nodeId,
+      fingerprint,
+      already: true,
+    };
+  const via: HandOverVia = state.mergeQueue ? 'merge-queue' : 'auto-merge';
+  const answer = await port.handOver({ nodeId: pull.nodeId, sha: c.sha, method, via });
+  if (answer.ok) return { kind: 'handed-over', via, nodeId: pull.nodeId, fingerprint };
+  if (via === 'auto-merge' && CLEAN.test(answer.message)) return undefined;
+  if (via === 'auto-merge' && UNSTABLE.test(answer.message))
+    return { kind: 'wait', reason: `GitHub enables no auto-merge yet: ${answer.message}` };
+  return { kind: 'refused', type: answer.type, message: answer.message, fingerprint };
+}
+
+/** Takes the judged commit back from GitHub's auto-merge or merge queue; GitHub's error is an answer. */
+async function takeBack(
+  port: MergePort,
+  h: { via: HandOverVia; nodeId: string },
+  reason: string,
+): Promise<MergeStep> {
+  if (!port.takeBack) throw new Error('delivery.merge is queue, but this GitHub port has no GraphQL client');
+  const answer = await port.takeBack({ nodeId: h.nodeId, via: h.via });
+  return {
+    kind: 'taken-back',
+    via: h.via,
+    reason,
+    ...(answer.ok ? {} : { answer: `${answer.type}: ${answer.message}` }),
+  };
 }

@@ -78,14 +78,22 @@ export interface HeadMoved {
  * A guarded merge the school asked GitHub for (src/feedback/merge-gate.ts): merged, or refused
  * with GitHub's status and words. `fingerprint` is what the attempt was about (head, verdict,
  * checks, the pull request's last change): a refusal is tried again only once it differs.
+ * `delivery.merge: queue` also records the judged commit handed to GitHub's auto-merge or merge
+ * queue (`via`), and taken back when the verdict stopped holding.
  */
 export interface MergeAttempt {
   pr: number;
   issue: number;
   sha: string;
-  outcome: 'merged' | 'refused';
+  outcome: 'merged' | 'refused' | 'handed-over' | 'taken-back';
+  /** A REST refusal's status (405, 409, 422). */
   status?: number;
+  /** A GraphQL refusal's error type (`UNPROCESSABLE`). */
+  type?: string;
   message?: string;
+  via?: 'auto-merge' | 'merge-queue';
+  /** The pull request's GraphQL id, to take a hand-over back. */
+  nodeId?: string;
   fingerprint: string;
   /** The merge commit GitHub made. */
   mergeSha?: string;

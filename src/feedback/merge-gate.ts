@@ -47,7 +47,11 @@ export async function mergeDelivered(o: {
   for (const c of candidates) {
     let step: MergeStep;
     try {
-      step = await guardedMerge(o.port, c, { method: o.config.delivery.mergeMethod, now });
+      step = await guardedMerge(o.port, c, {
+        method: o.config.delivery.mergeMethod,
+        now,
+        mode: o.config.delivery.merge === 'queue' ? 'queue' : 'when-green',
+      });
     } catch (e) {
       o.logger.warning(
         `pull request #${c.pr} not merged: ${boundError(message(e))}; the next cycle asks again`,
@@ -92,6 +96,9 @@ export function mergeCandidates(layout: StateLayout, feedback: FeedbackState): M
       crewId: d.crewId,
       ...(d.deliveredAt ? { deliveredAt: d.deliveredAt } : {}),
       ...(notReady ? { notReady } : {}),
+      ...(last && last.outcome === 'handed-over' && last.sha === d.sha && last.via && last.nodeId
+        ? { handedOver: { via: last.via, nodeId: last.nodeId } }
+        : {}),
       ...(last && last.outcome === 'refused'
         ? {
             refused: {
@@ -117,22 +124,39 @@ async function record(
     o.logger.info(`${where} not merged: ${step.reason}`);
     return;
   }
+  const base = { pr: c.pr, issue: c.issue, sha: c.sha };
+  const how = (via: 'auto-merge' | 'merge-queue') =>
+    via === 'merge-queue' ? 'the merge queue' : 'auto-merge';
+  if (step.kind === 'handed-over' || step.kind === 'taken-back') {
+    const nodeId = step.kind === 'handed-over' ? step.nodeId : c.handedOver?.nodeId;
+    const attempt: MergeAttempt = {
+      ...base,
+      outcome: step.kind,
+      via: step.via,
+      ...(nodeId ? { nodeId } : {}),
+      ...(step.kind === 'taken-back' && step.answer ? { message: boundError(step.answer) } : {}),
+      // A take-back is about the moment the verdict stopped holding.
+      fingerprint:
+        step.kind === 'handed-over' ? step.fingerprint : `taken-back:${c.sha}:${now.toISOString()}`,
+    };
+    await feedbackLog(o.layout).append([
+      event('pr.merge', `merge:${c.pr}:${step.kind}:${attempt.fingerprint}`, attempt, now),
+    ]);
+    o.logger.info(
+      step.kind === 'handed-over'
+        ? `${where} handed to GitHub's ${how(step.via)} at the judged commit ${c.sha.slice(0, 12)}${step.already ? ' (it already was)' : ''}: GitHub merges it once branch protection's requirements are met`
+        : `${where} taken back from GitHub's ${how(step.via)}: ${step.reason}${step.answer ? ` (GitHub: ${boundError(step.answer)})` : ''}`,
+    );
+    return;
+  }
   const attempt: MergeAttempt =
     step.kind === 'merged'
-      ? {
-          pr: c.pr,
-          issue: c.issue,
-          sha: c.sha,
-          outcome: 'merged',
-          fingerprint: step.fingerprint,
-          mergeSha: step.mergeSha,
-        }
+      ? { ...base, outcome: 'merged', fingerprint: step.fingerprint, mergeSha: step.mergeSha }
       : {
-          pr: c.pr,
-          issue: c.issue,
-          sha: c.sha,
+          ...base,
           outcome: 'refused',
-          status: step.status,
+          ...(step.status !== undefined ? { status: step.status } : {}),
+          ...(step.type ? { type: step.type } : {}),
           message: boundError(step.message),
           fingerprint: step.fingerprint,
         };
@@ -143,7 +167,7 @@ async function record(
     );
     return;
   }
-  const detail = `GitHub refused to merge ${where} at the judged commit ${c.sha.slice(0, 12)} (${step.status}): ${attempt.message}; asked again once its head, its verdict, its checks or the pull request change`;
+  const detail = `GitHub refused to merge ${where} at the judged commit ${c.sha.slice(0, 12)} (${step.status ?? step.type}): ${attempt.message}; asked again once its head, its verdict, its checks or the pull request change`;
   o.logger.warning(detail);
   await audit(o.layout, 'crew.alert', { kind: 'merge-refused', issueNumber: c.issue, detail });
 }

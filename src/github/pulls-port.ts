@@ -1,5 +1,5 @@
 import type { PullsPort } from '../delivery/pull-request.js';
-import type { CommitChecks, MergePort } from '../delivery/merge.js';
+import type { CommitChecks, GraphqlAnswer, MergePort } from '../delivery/merge.js';
 import type { Logger } from '../log.js';
 import { parseRepository } from '../config/repository.js';
 import { createGitHubClient, type GitHubClient } from './client.js';
@@ -54,6 +54,7 @@ export function octokitMerge(client: GitHubClient, repository: string): MergePor
       const { data: d } = await client.rest.pulls.get({ owner, repo, pull_number: n });
       return {
         number: d.number,
+        nodeId: d.node_id,
         state: d.state === 'closed' ? 'closed' : 'open',
         merged: d.merged === true || !!d.merged_at,
         draft: d.draft === true,
@@ -104,7 +105,79 @@ export function octokitMerge(client: GitHubClient, repository: string): MergePor
         };
       }
     },
+    // `delivery.merge: queue`: GitHub's auto-merge and merge queue are GraphQL only (`POST /graphql`;
+    // on GHES octokit turns the `/api/v3` base into `/api/graphql`).
+    async handOverState(nodeId) {
+      const r = await client.graphql<{
+        node: {
+          isMergeQueueEnabled?: boolean;
+          isInMergeQueue?: boolean;
+          autoMergeRequest?: { enabledAt: string | null } | null;
+        } | null;
+      }>(
+        `query($id: ID!) { node(id: $id) { ... on PullRequest { isMergeQueueEnabled isInMergeQueue autoMergeRequest { enabledAt } } } }`,
+        { id: nodeId },
+      );
+      const n = r.node;
+      if (!n) throw new Error(`GitHub knows no pull request with the id ${nodeId}`);
+      return {
+        mergeQueue: n.isMergeQueueEnabled === true,
+        inQueue: n.isInMergeQueue === true,
+        autoMerge: !!n.autoMergeRequest,
+      };
+    },
+    async handOver(p) {
+      return mutation(
+        client,
+        p.via === 'merge-queue'
+          ? `mutation($id: ID!, $oid: GitObjectID!) { enqueuePullRequest(input: { pullRequestId: $id, expectedHeadOid: $oid }) { mergeQueueEntry { position } } }`
+          : `mutation($id: ID!, $oid: GitObjectID!, $mergeMethod: PullRequestMergeMethod!) { enablePullRequestAutoMerge(input: { pullRequestId: $id, expectedHeadOid: $oid, mergeMethod: $mergeMethod }) { pullRequest { autoMergeRequest { enabledAt } } } }`,
+        {
+          id: p.nodeId,
+          oid: p.sha,
+          // `method` is octokit's own option: not a variable name.
+          ...(p.via === 'auto-merge' ? { mergeMethod: p.method.toUpperCase() } : {}),
+        },
+      );
+    },
+    async takeBack(p) {
+      return mutation(
+        client,
+        p.via === 'merge-queue'
+          ? `mutation($id: ID!) { dequeuePullRequest(input: { id: $id }) { mergeQueueEntry { id } } }`
+          : `mutation($id: ID!) { disablePullRequestAutoMerge(input: { pullRequestId: $id }) { pullRequest { number } } }`,
+        { id: p.nodeId },
+      );
+    },
   };
+}
+
+/**
+ * A GraphQL mutation, asked once (a refusal is an answer; the retry plugin would repeat it). GitHub
+ * answers a refusal with HTTP 200 and `errors: [{ type, message, path }]`; octokit throws it as a
+ * GraphqlResponseError, returned here as the answer. Anything else (a 401, a network failure) throws.
+ */
+async function mutation(
+  client: GitHubClient,
+  query: string,
+  variables: Record<string, string>,
+): Promise<GraphqlAnswer> {
+  try {
+    await client.graphql(query, { ...variables, request: { retries: 0 } });
+    return { ok: true };
+  } catch (e) {
+    const errors = (e as { name?: string; errors?: unknown }).errors;
+    if (!Array.isArray(errors) || errors.length === 0) throw e;
+    const first = errors[0] as { type?: unknown; message?: unknown };
+    return {
+      ok: false,
+      type: typeof first.type === 'string' ? first.type : 'ERROR',
+      message: errors
+        .map((x: { message?: unknown }) => (typeof x.message === 'string' ? x.message : ''))
+        .filter(Boolean)
+        .join('; '),
+    };
+  }
 }
 
 /** `octokitPulls` for the repository delivery resolves (`deliveryFor`), over a client for `token`. */

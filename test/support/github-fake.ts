@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getResponse, http, HttpResponse, type HttpHandler } from 'msw';
+import { FakeMergeMachinery, graphqlHandlers } from './github-fake-graphql.js';
 
 /**
  * An in-memory GitHub repository answered by msw 2 handlers that behave like the REST API where
@@ -631,8 +632,11 @@ export class GitHubFake {
     return undefined;
   }
 
+  /** GitHub's auto-merge and merge queue, and its GraphQL endpoint (./github-fake-graphql.ts). */
+  readonly machinery: FakeMergeMachinery = new FakeMergeMachinery(this);
+
   get handlers(): HttpHandler[] {
-    return githubHandlers(this);
+    return [...graphqlHandlers(this, this.machinery), ...githubHandlers(this)];
   }
 
   /** A fetch answered by the handlers: inject it as `createGitHubClient({ fetch })`. */
@@ -1158,6 +1162,7 @@ function canRerun(fake: GitHubFake, request: Request): boolean {
 function pullJson(fake: GitHubFake, p: GitHubFake['pulls'][number]) {
   return {
     number: p.number,
+    node_id: `PR_${p.number}`,
     state: p.state,
     draft: p.draft,
     title: p.title,
