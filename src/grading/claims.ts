@@ -125,7 +125,7 @@ export function decideSettle(state: QueueState, r: QueueRequest, candidates: str
     event(
       'job.graded',
       `graded:${i.jobKey}`,
-      { jobKey: i.jobKey, worker: r.worker, verdict: i.verdict, ...(i.score ? { score: i.score } : {}) },
+      { jobKey: i.jobKey, worker: r.worker, verdict: i.verdict, score: i.score },
       r.now,
     ),
   );

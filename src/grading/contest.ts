@@ -236,7 +236,7 @@ export class Contests {
       agent: crew.agent,
       domain: job?.job.domain ?? crew.choice?.domain ?? '',
       difficulty: job?.job.difficulty ?? crew.choice?.difficulty ?? 0,
-      ...(costUsd !== undefined ? { costUsd } : {}),
+      costUsd,
     };
     if (job?.status === 'graded' && job.verdict) return { ...base, verdict: job.verdict };
     if (job?.status === 'dead_letter')

@@ -167,8 +167,8 @@ export async function drain(o: DrainOptions): Promise<DrainResult> {
       config,
       layout: o.layout,
       host: hostEnvOf(o.worker?.context),
-      ...(o.judging?.verifyOnCleanCheckout ? { verifyOnCleanCheckout: o.judging.verifyOnCleanCheckout } : {}),
-      ...(o.judging?.installedDependencies ? { installedDependencies: o.judging.installedDependencies } : {}),
+      verifyOnCleanCheckout: o.judging?.verifyOnCleanCheckout,
+      installedDependencies: o.judging?.installedDependencies,
     });
   const stage: Stage = async (s, key) => {
     if (onStage) await onStage(s, key);

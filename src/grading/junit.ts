@@ -157,8 +157,8 @@ export function parseJUnit(xml: string): TestCase[] {
         current = {
           name: el.attrs.name ?? '',
           suites: [...suites],
-          ...(el.attrs.classname !== undefined ? { classname: el.attrs.classname } : {}),
-          ...(el.attrs.file !== undefined ? { file: el.attrs.file } : {}),
+          classname: el.attrs.classname,
+          file: el.attrs.file,
           status: 'passed',
         };
         if (t.selfClosing) {

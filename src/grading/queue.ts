@@ -328,8 +328,7 @@ export class GradingQueue {
         return { append: d.append, result: { failed: d.failed, deadLettered: d.deadLettered, claim } };
       }, options);
       const graded = appended.filter((e) => e.type === 'job.graded').map((e) => (e.data as JobGraded).jobKey);
-      const { claim, ...rest } = result;
-      return { graded, ...rest, ...(claim ? { claim } : {}) };
+      return { graded, ...result };
     } catch (e) {
       this.folded.reset(); // the append may have failed half-way: fold afresh next time
       throw e;

@@ -64,7 +64,7 @@ export function combine(findings: JudgeFinding[]): Verdict {
       : [...flagged(findings.filter((f) => f !== decider)), ...decider.reasons],
     score: failed ? 0 : decider.score,
     findings,
-    ...(proof !== undefined ? { proof } : {}),
+    proof,
   };
 }
 

@@ -61,7 +61,7 @@ function reviewSpendOf(layout: StateLayout, jobKey: string): Spend[] {
       key: e.key.slice('spend:'.length),
       agent: d.agent,
       costUsd: d.costUsd,
-      ...(d.tokens ? { tokens: d.tokens } : {}),
+      tokens: d.tokens,
     });
     if (item.success) out.push(item.data);
   }
@@ -236,7 +236,7 @@ export async function recordVerdictSpend(layout: StateLayout, loaded: LoadedVerd
         crewId: e.crewId,
         issueNumber: e.issueNumber,
         agent: x.agent,
-        ...(x.tokens ? { tokens: x.tokens } : {}),
+        tokens: x.tokens,
       };
       if (await recordSpend(layout, x.key, entry)) n++;
     }
