@@ -11,7 +11,7 @@ import { feedbackLog, readFeedback, type FeedbackState, type MergeAttempt } from
 import { deliveredPullRequests } from './watch.js';
 
 /**
- * Which delivered pull requests the guarded merge may try (`delivery.merge: when-green`,
+ * Which delivered pull requests the guarded merge may try (`delivery.merge: when-green` or `queue`,
  * src/delivery/merge.ts decides each), and what became of each. It runs in the grade job's step
  * after grading, after the outbox delivered: the job that holds the delivery token (`contents:
  * write`) and runs no untrusted code; the plan job holds no write token for contents.
