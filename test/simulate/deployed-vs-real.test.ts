@@ -129,11 +129,13 @@ describe('the simulator tells the truth about the loop as deployed', () => {
         Math.abs(real + relaunchGaps - refill.utilization),
         `real ${real.toFixed(3)} (+ ${relaunchGaps.toFixed(3)} waiting for a launch) vs simulated ${refill.utilization.toFixed(3)}`,
       ).toBeLessThanOrEqual(0.05);
-      // The comparison has teeth: the cron-only cadence (a plan every 20 units) is far from the loop.
+      // The comparison has teeth: the cron-only cadence is far from the loop. Its plan comes every
+      // two spans of the real run (about 20 units on a quiet machine): a fixed 20 would shrink
+      // against crews a loaded machine stretches, until the cron no longer made anything wait.
       const cron = measure(
         w,
         simulateDeployed(w, {
-          workflow: { ...workflow, scheduleMinutes: 20 },
+          workflow: { ...workflow, scheduleMinutes: 2 * span },
           cadence: 'cron',
           order: 'smallest-first',
         }),
@@ -255,18 +257,25 @@ describe('the simulator tells the truth about a GitHub crew job', () => {
         Math.abs(real - simulated),
         `real ${real.toFixed(3)} vs simulated ${simulated.toFixed(3)}`,
       ).toBeLessThanOrEqual(0.05);
-      // With teeth: without the in-job repair (nor the next cycle) the repair waits for the cron.
+      // With teeth: without the in-job repair (nor the next cycle) the repair waits for the cron,
+      // which comes two spans of the real job after its start (about 20 units on a quiet machine).
+      // Scaled to the measured crews, not a fixed 20: a loaded machine stretches every crew, and a
+      // job longer than the interval would leave the repair next to no wait.
       const later = simulateDeployed(workload, {
         ...base,
-        workflow: { ...base.workflow, scheduleMinutes: 20 },
+        workflow: { ...base.workflow, scheduleMinutes: 2 * span },
         cadence: 'standby',
         order: 'tail-guard',
         repairInJob: false,
         nextCycle: { runs: 0 },
       });
-      expect(real - measure(workload, later).utilization).toBeGreaterThan(0.1);
+      const waited = measure(workload, later).utilization;
+      expect(
+        real - waited,
+        `real ${real.toFixed(3)} vs the repair after the cron ${waited.toFixed(3)}`,
+      ).toBeGreaterThan(0.1);
       process.stdout.write(
-        `crew job with its repair: slot-busy fraction real ${(real * 100).toFixed(1)} %, simulated ${(simulated * 100).toFixed(1)} %\n`,
+        `crew job with its repair: slot-busy fraction real ${(real * 100).toFixed(1)} %, simulated ${(simulated * 100).toFixed(1)} %, simulated with the repair after the cron ${(waited * 100).toFixed(1)} %\n`,
       );
     },
   );
