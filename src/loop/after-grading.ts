@@ -20,9 +20,10 @@ import type { StateLayout } from '../state/layout.js';
  * 1. the feedback watch, given a port: merged or closed delivered pull requests are the last judge
  *    (src/feedback/watch.ts). `school loop` watched before planning and passes none;
  * 2. the outbox delivery (N7.2): labels, comments, and accepted work as a branch or pull request;
- * 3. the guarded merge, given a merge port and `delivery.merge: when-green` (src/feedback/merge-gate.ts):
- *    a delivered pull request whose head is still the judged commit, its checks green, merged with
- *    that commit as the merge's `sha`; a refusal recorded and reported;
+ * 3. the guarded merge, given a merge port and `delivery.merge` other than `off`
+ *    (src/feedback/merge-gate.ts): a delivered pull request whose head is still the judged commit, its
+ *    checks green, merged with that commit as the merge's `sha` (`when-green`), or that commit handed
+ *    to GitHub's auto-merge or merge queue (`queue`); a refusal recorded and reported;
  * 4. the status refresh, given a GitHub port: each issue's status comment, after the verdicts and
  *    the deliveries just made so it names the pull request, delivered at once. Without a port it
  *    records nothing (a status comment is a GitHub thing: entries would only pile up).
