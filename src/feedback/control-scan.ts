@@ -2,11 +2,12 @@ import {
   controlCommand,
   controlEvents,
   controlLog,
+  readControl,
   type ControlCommand,
   type ControlEvent,
 } from '../dispatch/control-log.js';
 import { readCrewState } from '../dispatch/lease.js';
-import type { CrewRegistry } from '../dispatch/registry.js';
+import type { CrewRecord, CrewRegistry } from '../dispatch/registry.js';
 import type { Logger } from '../log.js';
 import { event } from '../state/event-log.js';
 import type { StateLayout } from '../state/layout.js';
@@ -83,7 +84,9 @@ export async function controlComment(
 /**
  * The commands on the issue of a running crew that nothing was delivered for yet: its comments
  * since the last read (and since the crew was planned). Any other `/school` instruction there is
- * not read: with nothing delivered there is nothing to revise.
+ * not read: with nothing delivered there is nothing to revise. `on`: the issue or pull request the
+ * comments are on (the issue itself by default; a revision crew's pull request in a crew job,
+ * src/feedback/crew-job-control.ts).
  */
 export async function runningIssueComments(
   found: ControlFound,
@@ -92,6 +95,7 @@ export async function runningIssueComments(
   seenAt: string | undefined,
   schoolCommand: (body: string) => string | undefined,
   untrusted: (a: Author) => Promise<string | undefined>,
+  on: number = run.issue,
 ): Promise<void> {
   const from = new Date(Date.parse(run.since) - SLACK_MS).toISOString();
   for (const c of comments) {
@@ -101,7 +105,7 @@ export async function runningIssueComments(
     if (c.updatedAt < from) continue;
     const instruction = schoolCommand(c.body);
     if (instruction === undefined) continue;
-    await controlComment(found, { issue: run.issue, on: run.issue }, c, instruction, untrusted);
+    await controlComment(found, { issue: run.issue, on }, c, instruction, untrusted);
   }
 }
 
@@ -119,17 +123,29 @@ export function runningIssues(registry: CrewRegistry): RunningIssue[] {
 /**
  * Records what the scan found: each trusted command against the issue's active crews (or refused
  * when none is), each untrusted one refused with the reason. Keyed by the comment: a comment read
- * again records nothing new.
+ * again records nothing new, and neither does a comment the control log already holds under any
+ * key — a crew job that read it first (src/feedback/crew-job-control.ts, imported from its
+ * handoff) acted on it; the plan, reading it later when that crew has ended, must not refuse it
+ * as "no crew is running". `crews`: only these crews may be stopped or steered (a crew job's own);
+ * every active crew of the state by default. Returns the events recorded.
  */
 export async function recordControl(
   layout: StateLayout,
   logger: Logger,
   found: ControlFound,
   now: Date,
-): Promise<void> {
-  const registry = readCrewState(layout).registry;
+  crews?: (c: CrewRecord) => boolean,
+): Promise<ControlEvent[]> {
+  const state = readCrewState(layout).registry;
+  const registry: CrewRegistry = crews
+    ? { ...state, crews: Object.fromEntries(Object.entries(state.crews).filter(([, c]) => crews(c))) }
+    : state;
+  const known = new Set(
+    Object.values(readControl(layout).entries).flatMap((e) => (e.by.ref ? [e.by.ref] : [])),
+  );
+  const fresh = <T extends { id: string }>(list: readonly T[]) => list.filter((f) => !known.has(f.id));
   const events: ControlEvent[] = [];
-  for (const f of found.refused) {
+  for (const f of fresh(found.refused)) {
     logger.info(`/school ${f.verb} ${f.id} on #${f.on} (issue #${f.issue}) refused: ${f.reason}`);
     events.push(
       event(
@@ -148,7 +164,7 @@ export async function recordControl(
       ),
     );
   }
-  for (const f of found.control) {
+  for (const f of fresh(found.control)) {
     const by = { login: f.author, source: 'github' as const, ref: f.id, on: f.on };
     const r = controlEvents(registry, f.issue, f.command, by, now);
     logger.info(
@@ -158,5 +174,5 @@ export async function recordControl(
     );
     events.push(...r.events);
   }
-  if (events.length) await controlLog(layout).append(events);
+  return events.length ? await controlLog(layout).append(events) : [];
 }

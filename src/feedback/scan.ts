@@ -135,7 +135,10 @@ const WRITERS: ReadonlySet<RepoRole> = new Set(['admin', 'maintain', 'write']);
  * listed bots are the operator's explicit choices and are not asked about. A permission that cannot
  * be read is not counted (fail closed), with the reason.
  */
-export async function untrustedFeedback(o: Pick<ScanOptions, 'port' | 'trust' | 'bots'>, a: Author) {
+export async function untrustedFeedback(
+  o: Pick<ScanOptions, 'trust' | 'bots'> & { port: Pick<FeedbackPort, 'role'> },
+  a: Author,
+) {
   const why = untrustedAuthor(a, o.trust, o.bots);
   if (why || a.bot || o.trust.anyone || !o.port.role) return why;
   try {

@@ -56,7 +56,7 @@ const toReview = (r: Raw): Review => ({
   submittedAt: str(r.submitted_at),
 });
 
-const toComment = (c: Raw): Comment => ({
+export const toComment = (c: Raw): Comment => ({
   id: Number(c.id),
   author: author(c.user, c.author_association),
   body: str(c.body),

@@ -22,6 +22,8 @@ export const HANDOFF_LOGS = [
   'grading',
   'spend',
   'school',
+  // After `crews`: `/school stop|steer` the job read for its crews, and what became of each steer.
+  'control',
   'audit',
 ] as const satisfies readonly StateFile[];
 export type HandoffLog = (typeof HANDOFF_LOGS)[number];

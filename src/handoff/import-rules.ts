@@ -86,6 +86,62 @@ const repairOf: Rule = (e, c) => {
     : `it is not the repair crew ${d.repairOf} calls for (attempt ${due.attempt}, same agent, weight and fences)`;
 };
 
+/**
+ * The control log (src/dispatch/control-log.ts) of a crew job: the `/school stop|steer` its driver
+ * read for its own running crews (src/feedback/crew-job-control.ts) and what became of each steer.
+ * A command is taken only for a crew of this daemon, about that crew's issue, from a GitHub comment
+ * (`comment:<id>`, the key the plan's scan gives the same comment, so neither records it twice), and
+ * keyed as the control log keys it; a steer's outcome only for a steer of that crew. A crew job has
+ * no local operator: a `local` command in its handoff is refused. Like the crew's end, which names
+ * who stopped it, this is the job's word: a rewritten handoff can speak only of its own crews.
+ */
+const COMMENT_REF = /^comment:\d{1,20}$/;
+const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38}|[A-Za-z0-9-]{0,30}\[bot\])$/;
+const commandOf: Rule = (e, c) => {
+  const d = e.data as {
+    issueNumber?: unknown;
+    crewId?: unknown;
+    source?: unknown;
+    ref?: unknown;
+    login?: unknown;
+  };
+  const crew = ofCrew(e, c);
+  if (crew) return crew;
+  const id = d.crewId as string;
+  if (d.issueNumber !== c.registry.crews[id]?.issueNumber)
+    return `issue #${String(d.issueNumber)} is not crew ${id}'s`;
+  if (d.source !== 'github') return 'a crew job records commands from GitHub comments only';
+  if (typeof d.ref !== 'string' || !COMMENT_REF.test(d.ref)) return 'its ref is not comment:<id>';
+  if (typeof d.login !== 'string' || !LOGIN.test(d.login)) return 'its login is not a GitHub login';
+  const verb = e.type === 'crew.stop-requested' ? 'stop' : 'steer';
+  return e.key === `${verb}:${d.issueNumber}:${d.ref}:${id}`
+    ? undefined
+    : `its key is not ${verb}:<issue>:<ref>:<crew>`;
+};
+const steerOutcome: Rule = (e, c) => {
+  const crew = ofCrew(e, c);
+  if (crew) return crew;
+  const d = e.data as { steer?: unknown; crewId?: unknown };
+  const prefix = e.type === 'crew.steer-delivered' ? 'steer-delivered' : 'steer-undelivered';
+  if (
+    typeof d.steer !== 'string' ||
+    !d.steer.startsWith('steer:') ||
+    !d.steer.endsWith(`:${String(d.crewId)}`)
+  )
+    return `names no steer of crew ${String(d.crewId)}`;
+  return e.key === `${prefix}:${d.steer}` ? undefined : `its key is not ${prefix}:<steer>`;
+};
+const refusedCommand: Rule = (e, c) => {
+  const d = e.data as { issueNumber?: unknown; source?: unknown; ref?: unknown; login?: unknown };
+  const issues = new Set([...c.crews].map((id) => c.registry.crews[id]?.issueNumber));
+  if (!issues.has(d.issueNumber as number))
+    return `issue #${String(d.issueNumber)} has no crew planned for daemon ${c.daemon}`;
+  if (d.source !== 'github') return 'a crew job records commands from GitHub comments only';
+  if (typeof d.ref !== 'string' || !COMMENT_REF.test(d.ref)) return 'its ref is not comment:<id>';
+  if (typeof d.login !== 'string' || !LOGIN.test(d.login)) return 'its login is not a GitHub login';
+  return e.key === `control-refused:${d.ref}` ? undefined : 'its key is not control-refused:<ref>';
+};
+
 /** Audit lines have no key or type rules: importAudit takes them. */
 export const RULES: Record<Exclude<HandoffLog, 'audit'>, Record<string, Rule>> = {
   crews: {
@@ -114,6 +170,13 @@ export const RULES: Record<Exclude<HandoffLog, 'audit'>, Record<string, Rule>> =
         : `heartbeat of another daemon`,
     'school.paused': (e, c) =>
       (e.data as { source?: unknown } | null)?.source === 'manual' ? 'a manual pause' : ofCrew(e, c),
+  },
+  control: {
+    'crew.stop-requested': commandOf,
+    'crew.steered': commandOf,
+    'crew.steer-delivered': steerOutcome,
+    'crew.steer-undelivered': steerOutcome,
+    'control.refused': refusedCommand,
   },
 };
 

@@ -30,6 +30,7 @@ import { octokitFeedback } from '../github/feedback-port.js';
 import { octokitPort } from '../github/issues-port.js';
 import { publishStatuses } from '../feedback/refresh.js';
 import { watchDeliveries, type WatchResult } from '../feedback/watch.js';
+import { CrewJobControl, type ControlPort } from '../feedback/crew-job-control.js';
 
 /**
  * The job dispatch-crew does, mode by mode, without the runner: the action
@@ -109,6 +110,14 @@ export interface RunPorts {
   jobLiveness?: JobLivenessFor;
   /** The run's claim artifacts (the action passes `actionsClaimPort`); used only in GitHub Actions off GHES, with a handoff. */
   claimPort?: ClaimPort;
+  /**
+   * Reads `/school stop|steer` on the issues of this job's running crews while they run
+   * (src/feedback/crew-job-control.ts), for the repository the job works on; the action builds it
+   * from the `control-token` input. Absent: commands reach this job's crews only through the next plan.
+   */
+  control?: (repository: string) => ControlPort;
+  /** How often `control` reads (default `CONTROL_POLL_MS`). */
+  controlEveryMs?: number;
 }
 
 export interface HeartbeatInput extends ModeInput {
@@ -412,6 +421,8 @@ async function runMode(
   const bookbagsPath =
     input.bookbagsPath ?? (input.handoffOut ? join(input.handoffOut, 'bookbags') : undefined);
   const claims = runClaims(input, logger, job.context, () => plannedAttempt(layout, job.context.run?.id));
+  const control = crewJobControl(input, job, logger);
+  control?.start();
   // Handed on also when the run fails: finished crews and released leases must not be lost.
   const run = await logger
     .group(`Run the crews of daemon ${daemon}`, () =>
@@ -434,8 +445,33 @@ async function runMode(
         onProgress: (p) => logger.info(progressLine(daemon, p)),
       }),
     )
-    .finally(handoff);
+    .finally(async () => {
+      await control?.stop();
+      handoff();
+    });
   return { mode: 'run', daemon, run };
+}
+
+/**
+ * The reader of `/school stop|steer` for this job's running crews, when the job has a control port
+ * and knows its repository; a job without either says so once (commands then wait for the next plan).
+ */
+function crewJobControl(input: RunInput, job: JobSetup, logger: Logger): CrewJobControl | undefined {
+  if (!input.ports.control) return undefined;
+  if (!job.repository) {
+    logger.warning(
+      'dispatch-crew: /school stop|steer are not read in this job: no repository (set repository in school.yml)',
+    );
+    return undefined;
+  }
+  return new CrewJobControl({
+    layout: job.layout,
+    config: job.config,
+    daemon: input.daemon,
+    logger,
+    port: input.ports.control(job.repository),
+    ...(input.ports.controlEveryMs ? { everyMs: input.ports.controlEveryMs } : {}),
+  });
 }
 
 /**

@@ -216,6 +216,20 @@ describe('school-loop.yml', () => {
     expect(plan!.steps?.some((s) => s.uses?.startsWith('actions/upload-artifact'))).toBe(true);
   });
 
+  it('the crew job reads /school stop|steer with its own read-only token, given to the driver only', () => {
+    const { crew } = wf.jobs as Record<string, Workflow['jobs'][string]>;
+    // Read, never write: the token a student could at most find reads what readers read.
+    expect(crew!.permissions).toEqual({ contents: 'read', issues: 'read', 'pull-requests': 'read' });
+    const run = crew!.steps!.find((s) => s.with?.mode === 'run')!;
+    expect(run.with?.['control-token']).toBe('${{ github.token }}');
+    // No other token for the run step, and none in its environment (only the student keys).
+    expect(run.with?.token).toBe('');
+    expect(JSON.stringify(run.env ?? {})).not.toMatch(/github\.token|GITHUB_TOKEN/);
+    // No other step of the crew job after the checkout is handed the token.
+    const holders = crew!.steps!.filter((s) => /github\.token/.test(JSON.stringify(s)));
+    expect(holders.map((s) => s.name)).toEqual(['Restore state', "Run this daemon's crews"]);
+  });
+
   it("hands the crews' events and bookbags to the grade, which validates them before merging", () => {
     const { crew, grade, judge } = wf.jobs as Record<string, Workflow['jobs'][string]>;
     // The judge takes the same handoffs, into a throwaway copy of the state it never saves.

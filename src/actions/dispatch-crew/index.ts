@@ -3,6 +3,8 @@ import { deniedBy } from '../../cli/exit.js';
 import { redactText } from '../../security/redact.js';
 import { runCrewFromSpec } from '../../crew/runner.js';
 import { actionsClaimPort } from '../../github/actions-services.js';
+import { createGitHubClient } from '../../github/client.js';
+import { octokitControl } from '../../github/control-port.js';
 import { hideCredentials } from '../../github/credentials.js';
 import { jobStatusFor } from '../../github/job-status.js';
 import { actionsLogger, runAction } from '../../github/runtime.js';
@@ -64,10 +66,23 @@ function withPorts(inputs: DispatchInputs, logger: Logger): DispatchJobInput {
       // crew job never started. The token also reads the feedback on delivered pull requests.
       return { ...inputs, jobLiveness: jobStatusFor(inputs.token, logger) };
     case 'run': {
-      const { token, ...run } = inputs;
+      const { token, controlToken, ...run } = inputs;
       return {
         ...run,
         ports: {
+          // `/school stop|steer` for the crews this job runs, read with the job's read-only token.
+          // The client lives in this driver only: the token never reaches a crew runner, a student,
+          // a spec or the state (src/feedback/crew-job-control.ts).
+          ...(controlToken
+            ? {
+                control: (repository: string) =>
+                  octokitControl(
+                    // No waiting inside a request: the poll backs off itself and says so.
+                    createGitHubClient({ token: controlToken, logger, rateLimitRetries: 0 }),
+                    repository,
+                  ),
+              }
+            : {}),
           launcher: [process.execPath, process.argv[1]!, '__run-crew'],
           // A runner reclaims an expired lease only once the job holding it has ended.
           jobLiveness: jobStatusFor(token, logger),

@@ -34,7 +34,12 @@ export const INPUTS = {
   handoffsIn: { name: 'handoffs-in', modes: ['import'] },
   planAttempt: { name: 'plan-attempt', modes: ['run'] },
   nextCycleRuns: { name: 'next-cycle-runs', modes: ['next-cycle'] },
-} as const satisfies Record<string, { name: string; modes: readonly Mode[]; default?: string }>;
+  // A credential: read as a secret (masked in the log, redacted), kept by the driver only.
+  controlToken: { name: 'control-token', modes: ['run'], secret: true },
+} as const satisfies Record<
+  string,
+  { name: string; modes: readonly Mode[]; default?: string; secret?: true }
+>;
 
 /** The inputs every mode reads. */
 const EVERY_MODE = { mode: 'mode', config: 'config', stateDir: 'state-dir', dryRun: 'dry-run' } as const;
@@ -51,7 +56,9 @@ export function readInputs(warn: (message: string) => void): DispatchInputs {
     ...Object.fromEntries(Object.entries(INPUTS).map(([k, v]) => [k, v.name])),
     handoffPath: DEPRECATED_HANDOFF,
   }))
-    raw[key as keyof Raw] = optionalInput(name);
+    raw[key as keyof Raw] = (INPUTS as Record<string, { secret?: true }>)[key]?.secret
+      ? secretInput(name)
+      : optionalInput(name);
   return parseDispatchInputs({ ...raw, mode: raw.mode ?? 'plan' }, warn);
 }
 
@@ -129,6 +136,7 @@ const runSchema = z.object({
     })
     .optional(),
   token: z.string().optional(),
+  controlToken: z.string().optional(),
 });
 const heartbeatSchema = z.object({ ...base, daemon: daemon('heartbeat'), handoffOut: z.string().optional() });
 const importSchema = z.object({
@@ -159,7 +167,7 @@ const nextCycleSchema = z.object({
 
 /** The parsed inputs of each mode: its job input without the ports the entry adds. */
 export type PlanInputs = Omit<PlanInput, 'jobLiveness'>;
-export type RunInputs = Omit<RunInput, 'ports'> & { token?: string };
+export type RunInputs = Omit<RunInput, 'ports'> & { token?: string; controlToken?: string };
 export type HeartbeatInputs = HeartbeatInput;
 export type ImportInputs = Omit<ImportInput, 'claimPort'>;
 export type NextCycleInputs = Omit<NextCycleInput, 'startWorkflow'> & { token?: string };
@@ -268,6 +276,7 @@ export function parseDispatchInputs(raw: Raw, warn: (message: string) => void = 
         ...(p.handoffOut ? { handoffOut: p.handoffOut } : {}),
         ...(p.planAttempt ? { planAttempt: p.planAttempt } : {}),
         ...(p.token ? { token: p.token } : {}),
+        ...(p.controlToken ? { controlToken: p.controlToken } : {}),
       };
     }
     case 'heartbeat': {
