@@ -63,11 +63,20 @@ describe('dispatch-crew: one typed input per mode', () => {
         { mode: 'next-cycle', standbyQueue: 'shared' },
         /mode next-cycle does not use the input standby-queue/,
       ],
+      // The control token is the crew job's only: a plan given it has its own `token`.
+      [
+        { mode: 'plan', controlToken: 'ghs_x' },
+        /mode plan does not use the input control-token \(it applies to mode run\)/,
+      ],
     ];
     for (const [raw, error] of cases) {
       expect(() => parseDispatchInputs(raw as never), JSON.stringify(raw)).toThrow(ConfigError);
       expect(() => parseDispatchInputs(raw as never), JSON.stringify(raw)).toThrow(error);
     }
+    expect(parseDispatchInputs({ mode: 'run', daemon: 'a', controlToken: 'ghs_x' })).toMatchObject({
+      mode: 'run',
+      controlToken: 'ghs_x',
+    });
     // An input's default is not a choice: standby-queue's `auto` passes in every mode.
     expect(parseDispatchInputs({ mode: 'run', daemon: 'a', standbyQueue: 'auto' }).mode).toBe('run');
   });
