@@ -118,5 +118,6 @@ export async function keepBookbag(
     ignored: collected.ignored,
     ...(ending.resetAt ? { resetAt: ending.resetAt } : {}),
     ...(ending.detail ? { detail: ending.detail } : {}),
+    ...(session.noTurn ? { noTurn: true as const } : {}),
   };
 }

@@ -28,6 +28,8 @@ export interface CrewEnd {
   preVerify?: boolean;
   /** The agent never started (missing CLI, refused credentials): an alert, not the agent's failure. */
   infra?: boolean;
+  /** No agent turn ran: a clean refresh's merge passed verification as it stood. */
+  noTurn?: boolean;
   /** N7.1: the classroom lost the crew before its student finished: not the student's failed run. */
   orphaned?: boolean;
   /** The reset time a usage limit named. */
@@ -78,6 +80,7 @@ export async function finishCrew(place: CrewPlace, f: FinishInput): Promise<Crew
       durationMs,
       ...(end.preVerify && outcome === 'aborted' ? { preVerify: true } : {}),
       ...(end.infra && outcome === 'aborted' ? { infra: true } : {}),
+      ...(end.noTurn && outcome === 'succeeded' ? { noTurn: true } : {}),
       ...(end.orphaned && outcome === 'aborted' ? { orphaned: true } : {}),
       ...(end.upstream ? { upstream: end.upstream } : {}),
       ...(end.confirmed && outcome === 'usage_limit' ? { confirmed: end.confirmed } : {}),

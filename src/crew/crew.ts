@@ -281,6 +281,7 @@ class CrewRun {
     end.reason = r.reason;
     end.infra = r.infra === true;
     end.resetAt = r.resetAt;
+    if (r.noTurn) end.noTurn = true;
     // A crew that ran into a resource limit of its sandbox failed, whatever its turns said.
     const hits = sandbox.limits.hits();
     if (hits.length)

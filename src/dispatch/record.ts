@@ -96,6 +96,8 @@ export interface RecordCrew {
   outcome?: string;
   preVerify?: boolean;
   infra?: boolean;
+  /** No agent turn ran (a clean refresh): none of the agent's work. */
+  noTurn?: boolean;
 }
 
 /** Outcomes of a crew whose agent ran to an end: the ones whose minutes say how long work takes. */
@@ -164,7 +166,8 @@ export class RecordBook {
     }
     this.generation = generation;
     for (const crew of inputs.crews ?? []) {
-      if (crew.status !== 'finished') continue;
+      // A crew that ran no agent turn (a clean refresh) is none of its agent's cost or time.
+      if (crew.status !== 'finished' || crew.noTurn) continue;
       // The cell and estimate as planned; the curriculum's for crews planned before they were recorded.
       const issue = crew.cell ?? inputs.cellOf?.(crew.issueNumber);
       const where = crew.choice ?? issue;

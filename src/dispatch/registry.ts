@@ -36,6 +36,8 @@ export interface CrewRecord extends Omit<CrewPlanned, 'plannedBy'> {
   preVerify?: boolean;
   /** The agent could not start (missing CLI, refused credentials): not the agent's failure. */
   infra?: boolean;
+  /** No agent turn ran: a clean refresh's merge passed as it stood (see CrewFinished.noTurn). */
+  noTurn?: boolean;
   /** N7.1: its classroom lost it before its student finished (see CrewFinished.orphaned). */
   orphaned?: boolean;
   /** The API's own limit answer the key proxy saw (see CrewFinished.upstream). */
@@ -147,6 +149,7 @@ export const crewFold: LogFold<CrewRegistry, CrewEvent> = registerFold<CrewRegis
           c.reason = e.data.reason;
           if (e.data.preVerify) c.preVerify = true;
           if (e.data.infra) c.infra = true;
+          if (e.data.noTurn) c.noTurn = true;
           if (e.data.orphaned) c.orphaned = true;
           if (e.data.upstream) c.upstream = e.data.upstream;
           if (e.data.confirmed) c.confirmed = e.data.confirmed;

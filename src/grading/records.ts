@@ -103,6 +103,14 @@ export function missingOutboxEntries(
   return missing;
 }
 
+/**
+ * Whether a verdict moves its agent's score: not `refresh_merged`, a clean refresh's verdict on the
+ * school's merge of the base, which no agent turn made (src/grading/judges.ts).
+ */
+export function movesScore(verdict: Pick<Verdict, 'code'>): boolean {
+  return verdict.code !== 'refresh_merged';
+}
+
 export function scoreOf(job: GradingJob, verdict: Verdict, alpha: number): ScoreApplied {
   return {
     crewId: job.crewId,

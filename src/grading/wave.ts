@@ -7,7 +7,7 @@ import type { ScoreApplied, ScoreLedger } from './ledger.js';
 import { appendObservationsHeld, observationOf } from './observations.js';
 import type { Outbox, OutboxEntry } from '../outbox/outbox.js';
 import type { ClaimOptions, GradingQueue, QueueState } from './queue.js';
-import { missingOutboxEntries, outboxEntries, scoreOf, type OutboxPolicy } from './records.js';
+import { missingOutboxEntries, movesScore, outboxEntries, scoreOf, type OutboxPolicy } from './records.js';
 import type { Contests } from './contest.js';
 import type { Verdict } from './verdict.js';
 
@@ -145,7 +145,7 @@ async function applyScores(ctx: WaveContext, w: WaveInput): Promise<void> {
   const jobs = ctx.files.queue.stateHeld().jobs;
   const scores = w.graded.flatMap(({ job, verdict }) => {
     const status = jobs[job.jobKey]?.status;
-    return status && status !== 'graded' ? [scoreOf(job, verdict, ctx.alpha)] : [];
+    return status && status !== 'graded' && movesScore(verdict) ? [scoreOf(job, verdict, ctx.alpha)] : [];
   });
   if (ctx.files.ledger.applyHeld(scores, w.now, { redacted: true }).length > 0) ctx.drain.viewStale = true;
   await ctx.onScored?.(w.graded.map((g) => g.job.jobKey));
@@ -227,7 +227,7 @@ function lostScores(queue: QueueState, ledger: ScoreLedger): Array<{ score: Scor
   const contents = ledger.log.readLatest();
   const lost: Array<{ score: ScoreApplied; at: Date }> = [];
   for (const j of Object.values(queue.jobs)) {
-    if (j.status !== 'graded' || !j.score || !j.verdict) continue;
+    if (j.status !== 'graded' || !j.score || !j.verdict || !movesScore(j.verdict)) continue;
     const score = scoreOf(j.job, j.verdict, j.score.alpha);
     const at = new Date(j.score.at);
     if (!isKnown(contents, event('score.applied', `score:${score.crewId}`, score, at)))

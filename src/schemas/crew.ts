@@ -239,6 +239,12 @@ export interface CrewFinished {
    */
   preVerify?: boolean;
   /**
+   * Set on a `succeeded` crew that ran no agent turn: a clean refresh whose merge of the base passed
+   * verification before any turn (src/agents/session.ts `verifyFirst`). The work judged is the
+   * school's merge, not the agent's: the crew adds nothing to its agent's cost or time records.
+   */
+  noTurn?: boolean;
+  /**
    * Set on an `aborted` crew whose agent could not start (its CLI missing, its credentials refused):
    * an infrastructure alert, never counted toward the two-failure stop.
    */

@@ -188,8 +188,10 @@ describe('refresh on base drift (docs/delivery.md, "Refresh")', () => {
         (j) => j.job.crewId === planned!.crewId,
       );
       expect(job?.verdict?.accepted).toBe(true);
-      // A conflict is a student's to resolve: the crew ran its turn (and spent).
+      // A conflict is a student's to resolve: the crew ran its turn (and spent), and it is scored.
       expect(spentBy(s.layout, planned!.crewId).length).toBeGreaterThan(0);
+      expect(readFileSync(s.layout.file('scores'), 'utf8')).toContain(planned!.crewId);
+      expect(s.crews().find((c) => c.crewId === planned!.crewId)?.noTurn).toBeUndefined();
 
       // Delivered on the same branch and pull request as a merge of [old head, new base].
       const refreshed = s.head();
@@ -261,6 +263,9 @@ describe('refresh on base drift (docs/delivery.md, "Refresh")', () => {
       const crew = s.crews().find((c) => c.crewId === planned!.crewId)!;
       expect(crew).toMatchObject({ outcome: 'succeeded', agent: s.crews()[0]!.agent });
       expect(crew.reason).toContain("no turn: the school's merge of the base passed verification");
+      // None of the agent's work: recorded so, it moves neither its score nor its cost or time records.
+      expect(crew.noTurn).toBe(true);
+      expect(readFileSync(s.layout.file('scores'), 'utf8')).not.toContain(planned!.crewId);
       // A refresh round like any: counted in delivery.revisions.
       expect(crew.revision).toMatchObject({ round: 1, of: 3, feedback: [expect.stringMatching(/^drift:/)] });
 
