@@ -92,10 +92,10 @@ async function importEvents(
     crews: crewsOf(run.layout, h.daemon),
     dir: h.dir,
     handoff: h.handedOn,
-    ...(run.claims ? { claims: run.claims } : {}),
+    claims: run.claims,
     registry: structuredClone(readCrewState(run.layout).registry),
-    ...(run.verdict ? { verdict: run.verdict } : {}),
-    ...(run.requeues ? { requeues: run.requeues } : {}),
+    verdict: run.verdict,
+    requeues: run.requeues,
     spend: run.spend,
   };
   const rules: Partial<Record<HandoffLog, Record<string, Rule>>> = h.roster

@@ -63,9 +63,9 @@ export async function importHandoffs(
     logger: o.logger,
     now: new Date(),
     spend: new SpendBound(layout, o.config.dispatch.crewBudgetUsd),
-    ...(claims ? { claims } : {}),
-    ...(verdict ? { verdict } : {}),
-    ...(requeues ? { requeues } : {}),
+    claims,
+    verdict,
+    requeues,
     alerts: result.alerts,
   };
   for (const dir of handoffDirs(root)) await importHandoff(run, result, dir);
