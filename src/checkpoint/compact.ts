@@ -273,7 +273,7 @@ function dropSessionStores(files: Map<string, Buffer>, logs: ReadonlyMap<string,
     const fold = registered.get(file);
     if (!log || !fold) return undefined;
     return foldLog(fold, {
-      ...(log.snapshot ? { snapshot: log.snapshot } : {}),
+      snapshot: log.snapshot,
       events: log.records.filter(isEvent) as unknown as StateEvent[],
     });
   };

@@ -67,7 +67,7 @@ function salvage(text: string): { log: ParsedLog; dropped: number[] } {
     if (r.type === SNAPSHOT_TYPE && i === 0) snapshot = r as unknown as SnapshotRecord;
     else records.push(r);
   });
-  return { log: { ...(snapshot ? { snapshot } : {}), records }, dropped };
+  return { log: { snapshot, records }, dropped };
 }
 
 function stamp(): string {
