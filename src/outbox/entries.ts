@@ -112,7 +112,7 @@ export const outboxFold: LogFold<OutboxState, OutboxEvent> = registerFold<Outbox
         const { id: entryId, jobKey, issueNumber, kind, crewId } = v.entry;
         items[id] = {
           ...v,
-          entry: { id: entryId, jobKey, issueNumber, kind, ...(crewId !== undefined ? { crewId } : {}) },
+          entry: { id: entryId, jobKey, issueNumber, kind, crewId },
         };
       }
     }

@@ -178,8 +178,8 @@ export class Outbox {
             `delivered:${item.entry.id}`,
             {
               id: item.entry.id,
-              ...(sent.result ? { result: sent.result } : {}),
-              ...(sent.commentId !== undefined ? { commentId: sent.commentId } : {}),
+              result: sent.result,
+              commentId: sent.commentId,
             },
             o,
           );
