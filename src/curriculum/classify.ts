@@ -132,8 +132,8 @@ export function buildItem(raw: RawIssue, config: CurriculumConfig): BuiltItem {
     priority: c.priority,
     size: c.size,
     weight: c.weight,
-    ...(forceAgent ? { forceAgent } : {}),
-    ...(association ? { authorAssociation: association } : {}),
+    forceAgent,
+    authorAssociation: association,
     sanitized: { title: title.report, body: body.report },
     fingerprint: fingerprint(title.text, body.text, labels, association),
   };

@@ -129,7 +129,7 @@ export async function runDoctor(o: DoctorOptions = {}): Promise<DoctorReport> {
       repository: config.repository ?? env.GITHUB_REPOSITORY,
       token: o.githubToken ?? (env.GITHUB_TOKEN || env.GH_TOKEN),
       apiUrl: env.GITHUB_API_URL,
-      ...(o.fetch ? { fetch: o.fetch } : {}),
+      fetch: o.fetch,
     })),
   );
   findings.push(checkRunnerOwner(o.runnerRoots ?? [], o.uid ?? process.getuid?.() ?? -1));
@@ -137,7 +137,7 @@ export async function runDoctor(o: DoctorOptions = {}): Promise<DoctorReport> {
     await checkDeliveryToken({
       token: o.deliveryToken ?? env.SCHOOL_DELIVERY_TOKEN,
       apiUrl: env.GITHUB_API_URL,
-      ...(o.fetch ? { fetch: o.fetch } : {}),
+      fetch: o.fetch,
     }),
   );
   return report(findings);

@@ -13,7 +13,7 @@ export function checkOrca(daemon: DaemonConfig, path?: string): Finding {
   const binary = orcaSettings(daemon).binary;
   let why: string | undefined;
   try {
-    why = orcaUnavailable({ daemon, ...(path !== undefined ? { path } : {}) });
+    why = orcaUnavailable({ daemon, path });
   } catch (e) {
     why = e instanceof Error ? e.message : String(e);
   }

@@ -30,7 +30,7 @@ export function workflowDispatcher(
   logger: Logger,
   fetchImpl?: typeof fetch,
 ): (target: WorkflowTarget) => Promise<void> {
-  const client = createGitHubClient({ token, logger, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
+  const client = createGitHubClient({ token, logger, fetch: fetchImpl });
   return async (t) => {
     await client.rest.actions.createWorkflowDispatch({
       owner: t.owner,
