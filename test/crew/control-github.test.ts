@@ -2,14 +2,15 @@ import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryLogger } from '../../src/log.js';
 import { dispatchJob } from '../../src/loop/dispatch-job.js';
-import { GitHubFake, startGitHubServer } from '../support/github-fake.js';
+import { GitHubFake } from '../support/github-fake.js';
 import { tempDir } from '../support/tmp.js';
 import { firstCrew } from '../support/first-crew.js';
 import { killAll, noSandbox, processesWith, warnSkipped } from '../security/helpers.js';
 import { findFiles, logEvents, until } from '../support/wait-and-read.js';
+import { serveForFile } from '../support/github-server.js';
 
 /**
  * `/school stop` from GitHub reaches a running crew (src/feedback/control-scan.ts → control.jsonl →
@@ -24,14 +25,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const tmp = tempDir('school-control-github-');
 const fake = new GitHubFake({ now: () => new Date() });
-let server: Awaited<ReturnType<typeof startGitHubServer>>;
-beforeAll(async () => {
-  server = await startGitHubServer(fake);
-});
-afterAll(async () => {
-  await server.close();
-  tmp.cleanup();
-});
+const server = serveForFile(fake, { tmp });
 const leftovers: number[] = [];
 afterEach(() => {
   killAll(leftovers.splice(0));

@@ -12,13 +12,7 @@ import { enqueueMany, fastGrade } from '../grading/helpers.js';
 import { GitHubFake } from '../support/github-fake.js';
 import { git, tempDir } from '../support/tmp.js';
 import { bookbag, gitOut, newFilePatch } from './helpers.js';
-import {
-  deliveryOn,
-  fakeClient,
-  headOnOrigin,
-  loopConfig,
-  originAndWork,
-} from '../support/loop-on-github.js';
+import { deliveryOn, fakeClient, headOnOrigin, loopConfig, loopRepo } from '../support/loop-on-github.js';
 import { finishedEvent, plannedEvent } from '../support/crew-events.js';
 
 /**
@@ -36,7 +30,7 @@ describe('humans in the loop: status comment, delivery, idle cycles, the merge a
     { timeout: 120_000 },
     async () => {
       const root = join(tmp.path, 'loop');
-      const { bare, work } = originAndWork(root);
+      const { bare, work } = loopRepo(root);
       const baseSha = git(work, 'rev-parse', 'HEAD');
       const config = loopConfig(root, work);
       const layout = new StateLayout(config.stateDir);

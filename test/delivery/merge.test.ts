@@ -13,14 +13,7 @@ import { StateLayout } from '../../src/state/layout.js';
 import { GitHubFake } from '../support/github-fake.js';
 import { git, tempDir } from '../support/tmp.js';
 import { gitOut } from './helpers.js';
-import {
-  fakeClient,
-  headOnOrigin,
-  loopConfig,
-  loopCycle,
-  originAndWork,
-  studentFile,
-} from '../support/loop-on-github.js';
+import { fakeClient, headOnOrigin, loopConfig, loopCycle, loopRepo } from '../support/loop-on-github.js';
 
 /**
  * The guarded merge and verdicts bound to the judged commit (docs/delivery.md, "Merging"), the way
@@ -53,8 +46,7 @@ writeFileSync(process.env.SCHOOL_USAGE_FILE, JSON.stringify({ inputTokens: 10, o
 
 function school(name: string, delivery: Record<string, unknown> = {}) {
   const root = join(tmp.path, name);
-  const { bare, work } = originAndWork(root);
-  const student = studentFile(root, STUDENT);
+  const { bare, work, student } = loopRepo(root, { student: STUDENT });
   const config = loopConfig(root, work, {
     fleet: { daemons: [{ id: 'd1', worktrees: 1 }] },
     agents: [{ id: 'student', command: [process.execPath, student, '{brief}'] }],
@@ -346,6 +338,11 @@ describe('the guarded merge in the gate alone', () => {
     expect(r.success).toBe(false);
     expect(r.error!.issues[0]).toMatchObject({ path: ['delivery', 'merge'] });
     expect(r.error!.issues[0]!.message).toContain('delivery.draft is true');
-    expect(configSchema.safeParse({ delivery: { merge: 'queue', draft: false } }).success).toBe(false);
+    // `queue` (GitHub's auto-merge or merge queue) likewise needs pull requests ready for review.
+    expect(configSchema.safeParse({ delivery: { merge: 'queue' } }).success).toBe(false);
+    expect(configSchema.safeParse({ delivery: { merge: 'queue', draft: false } }).success).toBe(true);
+    expect(
+      configSchema.safeParse({ delivery: { merge: 'soon', draft: false } }).error!.issues[0]!.message,
+    ).toBe('delivery.merge: expected one of off, when-green, queue');
   });
 });

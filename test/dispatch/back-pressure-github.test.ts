@@ -1,13 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { join } from 'node:path';
 import { loadView } from '../../src/board/load.js';
 import { renderTerminal } from '../../src/board/terminal.js';
 import { readFeedback } from '../../src/feedback/log.js';
 import { memoryLogger } from '../../src/log.js';
 import { dispatchJob } from '../../src/loop/dispatch-job.js';
-import { GitHubFake, startGitHubServer } from '../support/github-fake.js';
+import { GitHubFake } from '../support/github-fake.js';
 import { tempDir } from '../support/tmp.js';
 import { deliveredIssue, schoolOnDisk } from '../support/planned-school.js';
+import { serveForFile } from '../support/github-server.js';
 
 /**
  * Back-pressure through the plan job as the action runs it (dispatch-crew `mode: plan` with a
@@ -16,17 +17,8 @@ import { deliveredIssue, schoolOnDisk } from '../support/planned-school.js';
  * plan that sees it.
  */
 const tmp = tempDir('school-back-pressure-gh-');
-let fake: GitHubFake;
-let server: Awaited<ReturnType<typeof startGitHubServer>>;
-beforeAll(async () => {
-  fake = new GitHubFake({ now: () => new Date() });
-  server = await startGitHubServer(fake);
-});
-afterAll(async () => {
-  await server.close();
-  tmp.cleanup();
-});
-afterEach(() => vi.unstubAllEnvs());
+const fake = new GitHubFake({ now: () => new Date() });
+const server = serveForFile(fake, { tmp, unstubEnv: true });
 
 describe('back-pressure against a GitHub-like server', () => {
   it('holds the next issue while the delivered pull request is open, and plans it once GitHub says it was merged', async () => {

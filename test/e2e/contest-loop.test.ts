@@ -12,7 +12,7 @@ import { StateLayout } from '../../src/state/layout.js';
 import { gitOut } from '../delivery/helpers.js';
 import { GitHubFake } from '../support/github-fake.js';
 import { tempDir } from '../support/tmp.js';
-import { fakeClient, loopConfig, loopCycle, originAndWork, studentFile } from '../support/loop-on-github.js';
+import { fakeClient, loopConfig, loopCycle, loopRepo } from '../support/loop-on-github.js';
 
 /**
  * Issue 36, deliverable 5: a contest through the local loop (`school loop`), the way
@@ -58,8 +58,10 @@ function contestSchool(
   second: (student: string, root: string) => { id: string; command: string[] },
 ) {
   const root = join(tmp.path, name);
-  const { bare, work } = originAndWork(root, { 'README.md': '# project\n', 'src/sum.mjs': BUGGY });
-  const student = studentFile(root, STUDENT);
+  const { bare, work, student } = loopRepo(root, {
+    files: { 'README.md': '# project\n', 'src/sum.mjs': BUGGY },
+    student: STUDENT,
+  });
   const suite = join(root, 'sealed');
   mkdirSync(suite, { recursive: true });
   writeFileSync(join(suite, 'sum.test.mjs'), SUITE);

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { join } from 'node:path';
 import { schoolAlerts } from '../../src/board/alerts.js';
 import { loadView } from '../../src/board/load.js';
@@ -6,9 +6,10 @@ import { renderTerminal } from '../../src/board/terminal.js';
 import { readFeedback } from '../../src/feedback/log.js';
 import { memoryLogger } from '../../src/log.js';
 import { dispatchJob } from '../../src/loop/dispatch-job.js';
-import { GitHubFake, startGitHubServer } from '../support/github-fake.js';
+import { GitHubFake } from '../support/github-fake.js';
 import { tempDir } from '../support/tmp.js';
 import { deliveredIssue, schoolOnDisk } from '../support/planned-school.js';
+import { serveForFile } from '../support/github-server.js';
 
 /**
  * Failed CI through the plan job (dispatch-crew `mode: plan` with a token, as the action runs it):
@@ -18,17 +19,8 @@ import { deliveredIssue, schoolOnDisk } from '../support/planned-school.js';
  * GitHub is the fake behind a loopback server named by GITHUB_API_URL.
  */
 const tmp = tempDir('school-ci-plan-');
-let fake: GitHubFake;
-let server: Awaited<ReturnType<typeof startGitHubServer>>;
-beforeAll(async () => {
-  fake = new GitHubFake({ now: () => new Date() });
-  server = await startGitHubServer(fake);
-});
-afterAll(async () => {
-  await server.close();
-  tmp.cleanup();
-});
-afterEach(() => vi.unstubAllEnvs());
+const fake = new GitHubFake({ now: () => new Date() });
+const server = serveForFile(fake, { tmp, unstubEnv: true });
 
 let schools = 0;
 /** A school with one issue delivered as a pull request whose head is `head` and base `base`. */

@@ -1,10 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { join } from 'node:path';
 import { memoryLogger } from '../../src/log.js';
 import { dispatchJob, type DispatchJobInput } from '../../src/loop/dispatch-job.js';
-import { GitHubFake, startGitHubServer } from '../support/github-fake.js';
+import { GitHubFake } from '../support/github-fake.js';
 import { initRepo, tempDir } from '../support/tmp.js';
 import { deliveredIssue, schoolOnDisk } from '../support/planned-school.js';
+import { serveForFile } from '../support/github-server.js';
 
 /**
  * dispatch-crew `mode: plan` with a token reads the feedback on delivered pull requests before it
@@ -14,15 +15,7 @@ import { deliveredIssue, schoolOnDisk } from '../support/planned-school.js';
  */
 const tmp = tempDir('school-plan-mode-');
 const fake = new GitHubFake({ now: () => new Date() });
-let server: Awaited<ReturnType<typeof startGitHubServer>>;
-beforeAll(async () => {
-  server = await startGitHubServer(fake);
-});
-afterAll(async () => {
-  await server.close();
-  tmp.cleanup();
-});
-afterEach(() => vi.unstubAllEnvs());
+const server = serveForFile(fake, { tmp, unstubEnv: true });
 
 describe('dispatch-crew mode plan reads feedback first', () => {
   it('plans the revision a new review asks for in the same run; idle, it asks one conditional request', async () => {

@@ -12,7 +12,7 @@ import { StateLayout } from '../../src/state/layout.js';
 import { GitHubFake } from '../support/github-fake.js';
 import { tempDir } from '../support/tmp.js';
 import { gitOut } from '../delivery/helpers.js';
-import { fakeClient, loopConfig, loopCycle, originAndWork, studentFile } from '../support/loop-on-github.js';
+import { fakeClient, loopConfig, loopCycle, loopRepo } from '../support/loop-on-github.js';
 
 /**
  * Revision crews end to end, the way `school loop --repo` wires them (src/cli/commands/loop.ts): real
@@ -57,8 +57,7 @@ describe('revision crews in the local loop (docs/delivery.md, "Revisions")', () 
     { timeout: 300_000 },
     async () => {
       const root = join(tmp.path, 'loop');
-      const { bare, work } = originAndWork(root);
-      const student = studentFile(root, STUDENT);
+      const { bare, work, student } = loopRepo(root, { student: STUDENT });
       const runsFile = join(root, 'runs.txt');
       writeFileSync(runsFile, '');
       const runs = () => readFileSync(runsFile, 'utf8').split('\n').filter(Boolean);

@@ -14,14 +14,7 @@ import { recordDelivered } from '../support/deliveries.js';
 import { GitHubFake } from '../support/github-fake.js';
 import { crewAt } from '../support/crew-events.js';
 import { tempDir } from '../support/tmp.js';
-import {
-  fakeClient,
-  headOnOrigin,
-  loopConfig,
-  loopCycle,
-  originAndWork,
-  studentFile,
-} from '../support/loop-on-github.js';
+import { fakeClient, headOnOrigin, loopConfig, loopCycle, loopRepo } from '../support/loop-on-github.js';
 
 /**
  * Grading ends at the ledger (docs/architecture.md, "One cycle"): a drain records and delivers
@@ -135,11 +128,9 @@ describe('the step after grading, once per cycle', () => {
     { timeout: 240_000 },
     async () => {
       const root = join(tmp.path, 'loop');
-      const { bare, work } = originAndWork(root);
-      const student = studentFile(
-        root,
-        // The work, and a test that fails without it (the evidence judge runs it at the base).
-        `import { writeFileSync } from 'node:fs';
+      // The work, and a test that fails without it (the evidence judge runs it at the base).
+      const { bare, work, student } = loopRepo(root, {
+        student: `import { writeFileSync } from 'node:fs';
 const name = process.env.SCHOOL_CREW_ID.split('-')[0];
 writeFileSync(process.env.SCHOOL_WORKTREE + '/' + name + '.txt', 'done\\n');
 writeFileSync(
@@ -149,7 +140,7 @@ writeFileSync(
 );
 writeFileSync(process.env.SCHOOL_USAGE_FILE, JSON.stringify({ inputTokens: 1, outputTokens: 1, costUsd: 0 }));
 `,
-      );
+      });
       const config = loopConfig(root, work, {
         fleet: { daemons: [{ id: 'd1', worktrees: 1 }] },
         agents: [{ id: 'student', command: [process.execPath, student] }],

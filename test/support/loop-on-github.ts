@@ -23,14 +23,25 @@ import { git, initBareRemote } from './tmp.js';
 
 const AUTHOR = { name: 'School Bot', email: 'bot@school.test' };
 
-/** A bare origin under `root` holding `files` (one commit), and `root/work`, a clone of it. */
-export function originAndWork(
+/**
+ * A bare origin under `root` holding `files` (one commit), `root/work`, a clone of it, and with
+ * `student` (its source) a command student at `root/student.mjs`.
+ */
+export function loopRepo(
   root: string,
-  files: Record<string, string> = { 'README.md': '# project\n' },
-): { bare: string; work: string } {
-  const { bare } = initBareRemote(root, files);
+  o: { files?: Record<string, string>; student?: string } = {},
+): { bare: string; work: string; student: string } {
+  const { bare } = initBareRemote(root, o.files ?? { 'README.md': '# project\n' });
   const work = join(root, 'work');
   git(root, 'clone', '-q', bare, work);
+  const student = join(root, 'student.mjs');
+  if (o.student !== undefined) writeFileSync(student, o.student);
+  return { bare, work, student };
+}
+
+/** A bare origin under `root` holding `files` (one commit), and `root/work`, a clone of it. */
+export function originAndWork(root: string, files?: Record<string, string>): { bare: string; work: string } {
+  const { bare, work } = loopRepo(root, { files });
   return { bare, work };
 }
 
