@@ -74,7 +74,7 @@ function srcLayers() {
     ['feedback'],
     ['crew'],
     // src/github implements the ports the folders below declare; the jobs above wire it in.
-    ['github', 'loop', 'board', 'handoff', 'checkpoint', 'simulate', 'examples', 'doctor'],
+    ['github', 'loop', 'board', 'handoff', 'checkpoint', 'examples', 'doctor'],
     ['actions', 'cli'],
   ];
   const spawn = ['child_process', 'node:child_process'].map((name) => ({
@@ -92,15 +92,30 @@ function srcLayers() {
     message:
       'Only src/github and src/actions use the Actions toolkit and Octokit (ports live in src/github).',
   };
-  // The simulator, the benchmarks and the test harness stay out of the action bundles: only the
-  // CLI (`school simulate`) reaches src/simulate, and nothing in src/ imports bench/ or test/.
-  const simulator = {
-    group: ['**/simulate/*'],
-    message: 'Only src/cli and src/simulate import the simulator: keep it out of the action bundles.',
+  // The lab (lab/: the fleet simulator and its `school-simulate` bin), the benchmarks and the test
+  // harness stay out of the product: they import src/, nothing in src/ imports them.
+  const lab = {
+    group: ['**/lab/*', '**/lab/**'],
+    message:
+      'src/ never imports lab/ (the simulator): it drives the product from outside; move a shared piece into src/ instead.',
   };
   const harness = {
     group: ['**/bench/*', '**/test/*', '**/test/**'],
     message: 'src/ never imports the benchmarks or the tests: they would land in the bundles.',
+  };
+  // The sandbox has one entry (src/sandbox/index.ts): outside it no other file of it is imported.
+  // Inside, it imports none of its neighbours of the same layer — the configuration, the state,
+  // the schemas, the bookbag: its callers hand it a Policy (src/config/sandbox-policy.ts). Only the
+  // shared leaves stay open to it: src/errors.ts, src/log.ts, src/process and src/security.
+  const sandboxEntry = {
+    group: ['**/sandbox/*', '!**/sandbox/index.js'],
+    message:
+      'Import the sandbox through its entry, src/sandbox/index.js; export from there what is missing (docs/security.md, "The sandbox\'s entry").',
+  };
+  const sandboxLeaves = {
+    group: ['**/config/*', '**/state/*', '**/schemas/*', '**/bookbag/*'],
+    message:
+      'src/sandbox takes what it enforces as a Policy (./policy.ts) and imports only src/errors.ts, src/log.ts, src/process and src/security (docs/security.md, "The sandbox\'s entry").',
   };
   return layers.flatMap((layer, i) => {
     const above = layers.slice(i + 1).flat();
@@ -121,7 +136,8 @@ function srcLayers() {
                   ]
                 : []),
               ...(folder === 'github' || folder === 'actions' ? [] : [sdk]),
-              ...(folder === 'cli' || folder === 'simulate' ? [] : [simulator]),
+              lab,
+              folder === 'sandbox' ? sandboxLeaves : sandboxEntry,
               harness,
             ],
           },
