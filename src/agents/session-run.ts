@@ -101,6 +101,12 @@ export class Session {
           : "no turn: verification could not judge the school's merge of the base",
       };
       r.noTurn = true;
+      // A revision's delivered session, restored for a resume no turn used: the session this crew
+      // hands on, so the next revision resumes it (src/crew/session-resume.ts keeps it again).
+      if (this.resuming) {
+        r.session = this.resuming.sessionId;
+        if (this.resuming.meter) r.meter = this.resuming.meter;
+      }
       return true;
     }
     const how = v.timedOut ? 'timed out' : v.exitCode === null ? 'could not run' : `exited ${v.exitCode}`;
