@@ -149,10 +149,12 @@ class SlowestFirst extends BaseSequencer {
       const cached = this.ctx.cache.getFileTestResults(`${f.project.name}:${key}`);
       return cached ? cached.duration / 1000 : (SLOWEST[key] ?? 0);
     };
-    // Stable: the files with neither a timing nor an entry keep vitest's order (largest first).
+    // Projects stay in vitest's order (one after the other); inside each, the longest first. Stable:
+    // the files with neither a timing nor an entry keep vitest's order (largest first).
+    const projects = [...new Set(sorted.map((f) => f.project.name))];
     return sorted
-      .map((f, i) => ({ f, i, s: seconds(f) }))
-      .sort((a, b) => b.s - a.s || a.i - b.i)
+      .map((f, i) => ({ f, i, p: projects.indexOf(f.project.name), s: seconds(f) }))
+      .sort((a, b) => a.p - b.p || b.s - a.s || a.i - b.i)
       .map(({ f }) => f);
   }
 }
