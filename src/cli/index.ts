@@ -1,9 +1,15 @@
 #!/usr/bin/env node
-import { message, ConfigError } from '../errors.js';
+import { message, ConfigError, SchoolError } from '../errors.js';
 import { redactText } from '../security/redact.js';
 import { commands, usage } from './commands.js';
 import { VERSION } from './version.js';
 import { EXIT } from './exit.js';
+
+/** Verbs that became a command of their own: what to run instead. */
+const MOVED: Record<string, string> = {
+  simulate:
+    'the simulator is a command of its own now: run `school-simulate` with the same options (installed with school-core: `npx school-simulate --help`; docs/simulate.md).',
+};
 
 /** `school <verb> …`: every action's job runnable locally, plus operator verbs. */
 async function main(argv: string[]): Promise<number> {
@@ -17,6 +23,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const command = commands[verb];
+  if (!command && Object.hasOwn(MOVED, verb)) {
+    process.stderr.write(`school: ${MOVED[verb]}\n`);
+    return EXIT.config;
+  }
   if (!command) {
     process.stderr.write(`school: unknown command "${verb}".\n\n${usage()}`);
     return 2;
@@ -31,7 +41,9 @@ async function main(argv: string[]): Promise<number> {
 function permissionHint(e: unknown): string | undefined {
   // The system's error itself, or the one a wrapper (a lock, a state write) names as its cause.
   let err = e as (NodeJS.ErrnoException & { cause?: unknown }) | undefined;
-  for (let i = 0; err && !err.code && err.cause && i < 3; i++) err = err.cause as typeof err;
+  // A school error has a code of its own (`lock`): look past it to the system's.
+  const wrapper = (x: typeof err) => x instanceof SchoolError || !x?.code;
+  for (let i = 0; err && wrapper(err) && err.cause && i < 3; i++) err = err.cause as typeof err;
   if (!err || !['EACCES', 'EPERM', 'EROFS'].includes(err.code ?? '') || !err.path) return undefined;
   return (
     `cannot write ${err.path} (${err.code}${err.syscall ? ` on ${err.syscall}` : ''}): the user running school ` +

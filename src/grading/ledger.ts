@@ -161,6 +161,7 @@ export const ledgerFold: LogFold<LedgerState, ScoreEvent> = registerFold<LedgerS
 
 /** The ledger was quarantined: grading stops until a person restores it (N5.2: never re-seeded). */
 export class LedgerCorruptError extends SchoolError {
+  override readonly code = 'ledger-corrupt';
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'LedgerCorruptError';
