@@ -259,5 +259,5 @@ export function actionSummaryMarkdown(
   reportName?: string,
 ): string {
   const sections = ACTION_SECTIONS[action] ?? ACTION_SECTIONS['checkpoint-state']!;
-  return boardMarkdown(view, { sections, ...(reportName ? { reportName } : {}) });
+  return boardMarkdown(view, { sections, reportName });
 }

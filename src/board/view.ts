@@ -73,13 +73,13 @@ export function viewOf(
   const lanes = buildLanes({
     trust: config.curriculum.trust,
     now,
-    ...(registry ? { registry } : {}),
-    ...(curriculum ? { curriculum } : {}),
-    ...(grading ? { queue: grading.state } : {}),
-    ...(active[0] ? { pausedReason: active[0].reason } : {}),
-    ...(school?.requeues ? { requeues: school.requeues } : {}),
+    registry,
+    curriculum,
+    queue: grading?.state,
+    pausedReason: active[0]?.reason,
+    requeues: school?.requeues,
     deliveries: sources.deliveries,
-    ...(abridged !== undefined ? { itemsPerLane: abridged } : {}),
+    itemsPerLane: abridged,
   });
   markIncomplete(lanes, { crews: !!registry, grading: !!grading, curriculum: !!curriculum });
   const counts = Object.fromEntries(LANES.map((l) => [l, 0])) as Record<LaneId, number>;
@@ -119,11 +119,11 @@ export function viewOf(
     budgets: budgetsOf(config, spend, now, registry),
     costs: costTable({
       now,
-      ...(registry ? { registry } : {}),
-      ...(grading ? { grading: grading.state } : {}),
-      ...(sources.feedback ? { feedback: sources.feedback } : {}),
-      ...(spend ? { spend } : {}),
-      ...(curriculum ? { curriculum } : {}),
+      registry,
+      grading: grading?.state,
+      feedback: sources.feedback,
+      spend,
+      curriculum,
     }),
     ...reviewOf(config, sources),
     pauses,
@@ -156,14 +156,14 @@ export function pauseFacts(school: BoardSources['school'], now: Date): SchoolVie
     reason: cleanText(p.reason, 400),
     since: p.at,
     source: p.source,
-    ...(p.crewId ? { crewId: p.crewId } : {}),
-    ...(p.issueNumber !== undefined ? { issue: p.issueNumber } : {}),
-    ...(p.until ? { until: p.until } : {}),
+    crewId: p.crewId,
+    issue: p.issueNumber,
+    until: p.until,
   });
   return {
     active: s.pauses.map(entry),
     ...(s.agentPauses.length ? { agents: s.agentPauses.map((p) => ({ ...entry(p), agent: p.agent! })) } : {}),
-    ...(s.lastCleared ? { lastCleared: s.lastCleared } : {}),
+    lastCleared: s.lastCleared,
   };
 }
 
@@ -322,7 +322,7 @@ function timeline(registry: CrewRegistry | undefined, now: Date): SchoolView['ti
     (m, b) => (m === undefined || b.start < m ? b.start : m),
     undefined,
   );
-  return { ...(start ? { start } : {}), end: now.toISOString(), bars };
+  return { start, end: now.toISOString(), bars };
 }
 
 function roundHumans(h: HumanFigures): HumanFigures {
