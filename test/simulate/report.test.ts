@@ -109,6 +109,19 @@ describe('school-simulate (its own bin, child process)', () => {
   });
 });
 
+describe('school simulate (the verb it used to be)', () => {
+  it('exits 2 naming the command to run instead, and runs no simulation', () => {
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(process.cwd(), 'src/cli/index.ts'), 'simulate', '--issues', '12'],
+      { encoding: 'utf8' },
+    );
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^school: .*run `school-simulate` with the same options/m);
+    expect(r.stdout).toBe('');
+  });
+});
+
 describe('simulation report for a large fleet', () => {
   it('caps the timeline at 200 slots and says so', () => {
     const big = compare({ seed: 1, fleet: { daemons: 50, slotsPerDaemon: 5 }, issues: 300 }, ['fifo']);
