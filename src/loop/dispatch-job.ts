@@ -23,7 +23,8 @@ import { planScope, unknownPullRequestNote, type PlanScope } from './event-scope
 import { readNextCycle, recordNextCycle, thisRun, type NextCycleDecision } from '../dispatch/next-cycle.js';
 import { gradingVerdicts } from '../grading/feedback.js';
 import { workflowTarget, type WorkflowTarget } from '../github/next-cycle.js';
-import { beatDaemon, planStep, progressLine, runStep, type RunStepResult } from './steps.js';
+import { type RunStepResult, beatDaemons, onScratch, planCrews, progressLine, runStep } from './steps.js';
+import { runStages } from './stages.js';
 import { claimsHere, claimsUnsupported } from '../github/actions-services.js';
 import { createGitHubClient } from '../github/client.js';
 import { octokitFeedback } from '../github/feedback-port.js';
@@ -248,40 +249,59 @@ async function planMode(input: PlanInput, job: JobSetup, logger: Logger): Promis
   const { config, layout, jobStatus } = job;
   // First: a standby queue this server cannot have fails the step before anything is recorded.
   const queue = standbyQueue(input.standbyQueue, job.context);
-  const cleared = input.clearPause?.trim()
-    ? await clearPauses(layout, input.clearPause, input.dryRun)
-    : undefined;
-  if (cleared) logger.info(`dispatch-crew: ${cleared}`);
   const scope = planScope(layout, input.only?.issues, input.only?.pullRequests);
   const unknown = scope.unknown.map(unknownPullRequestNote);
-  const feedback = input.dryRun ? undefined : await scanBeforePlanning(input, job, logger);
-  const plan = await logger.group('Plan crews', () =>
-    planStep({
-      config,
-      layout,
-      logger,
-      dryRun: input.dryRun,
-      context: job.context,
-      mode: {
-        // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
-        standby: true,
-        // One queue for the run: every crew job whose daemon is eligible may claim a standby crew.
-        ...(queue.shared ? { sharedQueue: true } : {}),
-        ...(scope.issues ? { onlyIssues: scope.issues } : {}),
+  let cleared: string | undefined;
+  let feedback: WatchResult | undefined;
+  let plan!: PlanResult;
+  let roster: ReturnType<typeof rosterProblem>;
+  await runStages(
+    'dispatch-crew plan',
+    {
+      'clear-pauses': async () => {
+        if (input.clearPause?.trim()) cleared = await clearPauses(layout, input.clearPause, input.dryRun);
+        if (cleared) logger.info(`dispatch-crew: ${cleared}`);
       },
-      ...(input.limits?.jobStartedAt ? { jobStartedAt: input.limits.jobStartedAt } : {}),
-      ...(jobStatus ? { owners: { jobStatus } } : {}),
-    }),
+      feedback: async () => {
+        feedback = await scanBeforePlanning(input, job, logger);
+      },
+      // A dry run plans on a scratch copy of the state: nothing is recorded.
+      plan: async () => {
+        plan = await logger.group('Plan crews', () =>
+          onScratch(layout, input.dryRun, (state) =>
+            planCrews({
+              config,
+              layout: state,
+              logger,
+              context: job.context,
+              mode: {
+                // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
+                standby: true,
+                // One queue for the run: every crew job whose daemon is eligible may claim a standby crew.
+                sharedQueue: queue.shared,
+                onlyIssues: scope.issues,
+              },
+              jobStartedAt: input.limits?.jobStartedAt,
+              owners: { jobStatus },
+            }),
+          ),
+        );
+      },
+      // The status comments say "queued" (with a link to this run) as soon as the crews are planned,
+      // not only when the grade job ends the run (src/feedback/refresh.ts; never throws).
+      statuses: () => statusesAfterPlanning(input, job, logger, scope.issues),
+      roster: () => {
+        roster = rosterProblem(
+          plan.fleet,
+          heartbeatTtlSeconds(config),
+          job.context.host.SCHOOL_RUNNER_PREFIX,
+        );
+        if (roster && !roster.loud) logger.info(`dispatch-crew: ${roster.text}`);
+      },
+    },
+    // A dry run reads and records nothing on GitHub.
+    { skip: input.dryRun ? ['feedback', 'statuses'] : [] },
   );
-  // The status comments say "queued" (with a link to this run) as soon as the crews are planned, not
-  // only when the grade job ends the run (src/feedback/refresh.ts; never throws).
-  if (!input.dryRun) await statusesAfterPlanning(input, job, logger, scope.issues);
-  const roster = rosterProblem(
-    plan.fleet,
-    heartbeatTtlSeconds(config),
-    job.context.host.SCHOOL_RUNNER_PREFIX,
-  );
-  if (roster && !roster.loud) logger.info(`dispatch-crew: ${roster.text}`);
   return {
     mode: 'plan',
     plan,
@@ -360,13 +380,14 @@ async function statusesAfterPlanning(
 /** Mode import: the crew jobs' handoffs into this job's state. */
 async function importMode(input: ImportInput, job: JobSetup, logger: Logger): Promise<DispatchJobResult> {
   const claims = importClaims(input, job.context);
-  const imported = await logger.group("Import the crew jobs' handoffs", () =>
-    importHandoffs(job.layout, input.handoffsIn, {
-      config: job.config,
-      logger,
-      ...(claims ? { claims } : {}),
-    }),
-  );
+  let imported!: HandoffImport;
+  await runStages('dispatch-crew import', {
+    import: async () => {
+      imported = await logger.group("Import the crew jobs' handoffs", () =>
+        importHandoffs(job.layout, input.handoffsIn, { config: job.config, logger, claims }),
+      );
+    },
+  });
   return { mode: 'import', imported };
 }
 
@@ -398,7 +419,7 @@ function handOn(input: RunInput | HeartbeatInput, layout: StateLayout, daemon: s
 async function heartbeatMode(input: HeartbeatInput, job: JobSetup): Promise<DispatchJobResult> {
   const daemon = input.daemon;
   const handoff = handOn(input, job.layout, daemon);
-  await beatDaemon(job.layout, job.config, daemon);
+  await runStages('dispatch-crew heartbeat', { beat: () => beatDaemons(job.layout, job.config, [daemon]) });
   handoff();
   return { mode: 'heartbeat', daemon };
 }
@@ -424,8 +445,9 @@ async function runMode(
   const control = crewJobControl(input, job, logger);
   control?.start();
   // Handed on also when the run fails: finished crews and released leases must not be lost.
-  const run = await logger
-    .group(`Run the crews of daemon ${daemon}`, () =>
+  let run!: RunStepResult;
+  const runCrews = () =>
+    logger.group(`Run the crews of daemon ${daemon}`, () =>
       runStep({
         config,
         layout,
@@ -444,11 +466,13 @@ async function runMode(
         },
         onProgress: (p) => logger.info(progressLine(daemon, p)),
       }),
-    )
-    .finally(async () => {
+    );
+  await runStages('dispatch-crew run', { run: async () => void (run = await runCrews()) }).finally(
+    async () => {
       await control?.stop();
       handoff();
-    });
+    },
+  );
   return { mode: 'run', daemon, run };
 }
 

@@ -29,8 +29,9 @@ import type { Logger } from '../log.js';
 import { StateLayout } from '../state/layout.js';
 import { Outbox, type OutboxCounts } from '../outbox/outbox.js';
 import type { WatchResult } from '../feedback/watch.js';
-import { afterGrading, withOutbox } from './after-grading.js';
+import { afterGrading, withOutbox, type AfterGradingResult } from './after-grading.js';
 import { gradingPorts } from './github-ports.js';
+import { runStages } from './stages.js';
 import { statusLinks } from '../feedback/status.js';
 import { ensureRefreshBases } from '../feedback/drift.js';
 import { requeueDeadLetters, type Requeued } from '../grading/requeue.js';
@@ -157,9 +158,17 @@ export async function drainJob(
       logger.info(`dead letter ${d.job.jobKey} (${d.attempts} attempts): ${d.lastError ?? ''}`);
     return done({ mode: 'read-only', pending, dead });
   }
-  if (inputs.mode === 'judge') return judgeJob(inputs, config, logger, context);
-
-  const requeued = await importAndRequeue(inputs, config, layout, queue, logger);
+  if (inputs.mode === 'judge') {
+    let judged!: DrainJob;
+    await runStages('drain-grading judge', {
+      judge: async () => void (judged = await judgeJob(inputs, config, logger, context)),
+    });
+    return judged;
+  }
+  let requeued!: Requeued[];
+  let drained!: DrainResult;
+  let after!: AfterGradingResult;
+  let verdicts: Awaited<ReturnType<typeof verdictsToApply>>['verdicts'] | undefined;
   // Merged or closed delivered pull requests are the last judge (src/feedback/watch.ts); accepted
   // work becomes a branch and a pull request with the delivery token (docs/delivery.md).
   const ports = gradingPorts({
@@ -173,34 +182,38 @@ export async function drainJob(
   });
   if (!ports.github)
     logger.warning('no token or repository: labels and comments stay in the outbox for a later drain');
-  const { applied, verdicts } =
-    inputs.mode === 'apply'
-      ? await verdictsToApply(inputs, layout, queue, logger)
-      : { applied: {}, verdicts: undefined };
-  const drained = await logger.group('Drain the grading queue', () =>
-    drain({
-      config,
-      layout,
-      logger,
-      deliver: !!ports.delivery,
-      ...(inputs.limits ? { limits: inputs.limits } : {}),
-      // Drain mode judges here: the evidence judge runs a patch's added tests on a clean checkout.
-      judging: { ...applied, verifyOnCleanCheckout, installedDependencies },
-      worker: { context },
-      observe: { progress: drainProgress({ logger }) },
-    }),
-  );
-  // Then, once: merged or closed pull requests are the last judge, the outbox goes out, and the
-  // status comments name the verdicts and the pull requests just delivered.
-  const after = await logger.group('Deliver and refresh the status comments', () =>
-    afterGrading({
-      config,
-      layout,
-      logger,
-      links: statusLinks(context),
-      ...ports,
-    }),
-  );
+  await runStages('drain-grading', {
+    import: async () => {
+      requeued = await importAndRequeue(inputs, config, layout, queue, logger);
+    },
+    drain: async () => {
+      const toApply =
+        inputs.mode === 'apply'
+          ? await verdictsToApply(inputs, layout, queue, logger)
+          : { applied: {}, verdicts: undefined };
+      verdicts = toApply.verdicts;
+      drained = await logger.group('Drain the grading queue', () =>
+        drain({
+          config,
+          layout,
+          logger,
+          deliver: !!ports.delivery,
+          limits: inputs.limits,
+          // Drain mode judges here: the evidence judge runs a patch's added tests on a clean checkout.
+          judging: { ...toApply.applied, verifyOnCleanCheckout, installedDependencies },
+          worker: { context },
+          observe: { progress: drainProgress({ logger }) },
+        }),
+      );
+    },
+    // Then, once: merged or closed pull requests are the last judge, the outbox goes out, and the
+    // status comments name the verdicts and the pull requests just delivered.
+    'after-grading': async () => {
+      after = await logger.group('Deliver and refresh the status comments', () =>
+        afterGrading({ config, layout, logger, links: statusLinks(context), ...ports }),
+      );
+    },
+  });
   const report = withOutbox(drained, after);
   logger.info(countsLine(report));
   const pending = pendingKeys(queue.state(), new Date()).length;

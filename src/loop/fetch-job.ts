@@ -8,6 +8,7 @@ import { githubSource } from '../github/issues-source.js';
 import type { Logger } from '../log.js';
 import { StateLayout } from '../state/layout.js';
 import { auditActor, LOCAL_RUN, type RunContext } from '../process/run-context.js';
+import { runStages } from './stages.js';
 
 /** What fetch-curriculum's job needs, parsed (src/actions/fetch-curriculum/inputs.ts). */
 export interface FetchJobInput {
@@ -52,8 +53,13 @@ export async function fetchJob(
     source = githubSource(createGitHubClient({ token: inputs.token, logger }), repo);
   }
   const layout = new StateLayout(config.stateDir, auditActor(context));
-  const result = await logger.group('Fetch the curriculum', () =>
-    fetchCurriculum({ layout, config, source, labels: inputs.labels, logger }),
-  );
+  let result!: FetchResult;
+  await runStages('fetch-curriculum', {
+    fetch: async () => {
+      result = await logger.group('Fetch the curriculum', () =>
+        fetchCurriculum({ layout, config, source, labels: inputs.labels, logger }),
+      );
+    },
+  });
   return { config, layout, result };
 }

@@ -1,5 +1,5 @@
 import type { SchoolConfig } from '../config/schema.js';
-import { planStep, progressLine, runStep, type RunStepResult } from './steps.js';
+import { beatDaemons, planCrews, progressLine, runStep, type RunStepResult } from './steps.js';
 import type { Progress } from '../crew/driver.js';
 import { installedDependencies, verifyOnCleanCheckout } from '../crew/clean-checkout.js';
 import { fetchCurriculum, type CurriculumSource, type FetchResult } from '../curriculum/fetch.js';
@@ -18,7 +18,8 @@ import type { FeedbackPort } from '../feedback/port.js';
 import type { MergePort } from '../delivery/merge.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
-import { afterGrading, withOutbox } from './after-grading.js';
+import { afterGrading, withOutbox, type AfterGradingResult } from './after-grading.js';
+import { runStages } from './stages.js';
 import { crewPreflight, refusedPlan } from './preflight.js';
 import { LoopStoppedError } from './stop.js';
 
@@ -77,90 +78,95 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   const { config, layout, logger } = o;
   const { github, delivery, feedback, merge } = o.ports ?? {};
   const context = o.context ?? LOCAL_RUN;
-  const fetched = await logger.group('fetch-curriculum', () =>
-    fetchCurriculum({ layout, config, source: o.source, logger }),
-  );
-  logger.info(
-    `curriculum: ${fetched.count} issue(s) (${fetched.added} added, ${fetched.changed} changed, ${fetched.removed} removed)`,
-  );
-
-  // Feedback on delivered pull requests before planning, so this cycle plans its revision crews
-  // (src/feedback/watch.ts: one conditional request, answered 304, when nothing changed).
-  if (feedback) {
-    const port = feedback;
-    await logger.group('feedback', () => watchDeliveries({ config, layout, logger, port }));
-  }
-
-  const daemons = config.fleet.daemons.map((d) => d.id);
-  // The sandbox runs what the host runs, or no crew is placed (./preflight.ts; cached when unchanged).
-  const refused = await crewPreflight({ config, layout, logger, env: hostEnvOf(o.context) });
-  const plan = refused
-    ? refusedPlan(refused)
-    : await logger.group('dispatch-crew: plan', () =>
-        planStep({ config, layout, logger, beat: daemons, context }),
-      );
-  if (plan.loud) logger.warning(plan.loud);
-  logger.info(
-    `plan: ${plan.assignments.length} crew(s) admitted, ${plan.refused.length} issue(s) not placed`,
-  );
-
-  // The status comments say "queued" before the crews start (src/feedback/refresh.ts; never throws).
   const links = statusLinks(context);
-  if (github) await publishStatuses({ config, layout, logger, github, ...links });
-
-  // Every daemon runs on this machine: one driver each, side by side, each with its K slots. A freed
-  // slot is refilled at once from what is still admissible (runStep's refill), so one run of the
-  // loop works through the backlog instead of one batch per scheduled cycle.
-  const runs = refused
-    ? []
-    : await logger.group('dispatch-crew: run', () =>
-        Promise.all(
-          daemons.map(async (daemon) => ({
-            daemon,
-            result: await runStep({
-              config,
-              layout,
-              daemon,
-              logger,
-              launch: { launcher: o.launcher, ...(o.halt ? { halt: o.halt } : {}) },
-              context,
-              office: { refill: o.refill ?? true },
-              onProgress: (p) => o.onProgress?.(progressLine(daemon, p), p, daemon),
-            }),
-          })),
-        ),
+  const daemons = config.fleet.daemons.map((d) => d.id);
+  let fetched!: FetchResult;
+  let refused: string | undefined;
+  let plan!: PlanResult;
+  let runs: LoopResult['runs'] = [];
+  let drained!: DrainResult;
+  let after!: AfterGradingResult;
+  await runStages('school loop', {
+    fetch: async () => {
+      fetched = await logger.group('fetch-curriculum', () =>
+        fetchCurriculum({ layout, config, source: o.source, logger }),
       );
-
-  // Told to stop: its crews ended (cancelled); grading waits for the next loop, which drains it.
-  if (o.halt?.aborted) throw new LoopStoppedError(String(o.halt.reason));
-
-  // Grading ends at the ledger: the drain records verdicts, scores and outbox entries.
-  const drained = await logger.group('drain-grading', () =>
-    drain({
-      config,
-      layout,
-      logger,
-      deliver: !!delivery,
-      judging: { verifyOnCleanCheckout, installedDependencies },
-      worker: { context },
-      observe: { progress: drainProgress({ logger }) },
-    }),
-  );
-  if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);
-
-  // Then, once: the outbox goes out (labels, pull requests) and the status comments name the
-  // verdicts and the pull requests. The feedback was read before planning: once per cycle.
-  const after = await logger.group('after grading', () =>
-    afterGrading({
-      config,
-      layout,
-      logger,
-      links,
-      ...(github ? { github } : {}),
-      ...(delivery ? { delivery } : {}),
-      ...(merge ? { merge } : {}),
-    }),
-  );
+      logger.info(
+        `curriculum: ${fetched.count} issue(s) (${fetched.added} added, ${fetched.changed} changed, ${fetched.removed} removed)`,
+      );
+    },
+    // Before planning, so this cycle plans its revision crews (one conditional request, answered
+    // 304, when nothing changed).
+    feedback: async () => {
+      if (feedback)
+        await logger.group('feedback', () => watchDeliveries({ config, layout, logger, port: feedback }));
+    },
+    // The sandbox runs what the host runs, or no crew is placed (cached when unchanged).
+    preflight: async () => {
+      refused = await crewPreflight({ config, layout, logger, env: hostEnvOf(o.context) });
+    },
+    // Every daemon runs on this machine: each beats before the plan assigns to it.
+    beat: () => (refused ? undefined : beatDaemons(layout, config, daemons)),
+    plan: async () => {
+      plan = refused
+        ? refusedPlan(refused)
+        : await logger.group('dispatch-crew: plan', () => planCrews({ config, layout, logger, context }));
+      if (plan.loud) logger.warning(plan.loud);
+      logger.info(
+        `plan: ${plan.assignments.length} crew(s) admitted, ${plan.refused.length} issue(s) not placed`,
+      );
+    },
+    // "queued" before the crews start (never throws).
+    statuses: async () => {
+      if (github) await publishStatuses({ config, layout, logger, github, ...links });
+    },
+    // One driver per daemon, side by side, each with its K slots. A freed slot is refilled at once
+    // from what is still admissible, so one run of the loop works through the backlog.
+    run: async () => {
+      if (!refused)
+        runs = await logger.group('dispatch-crew: run', () =>
+          Promise.all(
+            daemons.map(async (daemon) => ({
+              daemon,
+              result: await runStep({
+                config,
+                layout,
+                daemon,
+                logger,
+                launch: { launcher: o.launcher, halt: o.halt },
+                context,
+                office: { refill: o.refill ?? true },
+                onProgress: (p) => o.onProgress?.(progressLine(daemon, p), p, daemon),
+              }),
+            })),
+          ),
+        );
+      // Told to stop: its crews ended (cancelled); grading waits for the next loop, which drains it.
+      if (o.halt?.aborted) throw new LoopStoppedError(String(o.halt.reason));
+    },
+    // Grading ends at the ledger: verdicts, scores and outbox entries.
+    drain: async () => {
+      drained = await logger.group('drain-grading', () =>
+        drain({
+          config,
+          layout,
+          logger,
+          deliver: !!delivery,
+          judging: { verifyOnCleanCheckout, installedDependencies },
+          worker: { context },
+          observe: { progress: drainProgress({ logger }) },
+        }),
+      );
+      if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);
+    },
+    // Once: the outbox goes out (labels, pull requests), the guarded merge, the status comments.
+    // The feedback was read before planning: once per cycle.
+    'after-grading': async () => {
+      after = await logger.group('after grading', () =>
+        afterGrading({ config, layout, logger, links, github, delivery, merge }),
+      );
+    },
+  });
 
   // N5.2: a drain stopped by a corrupt ledger reports it as `fatal`; the loop must not then throw
   // while reading that ledger for the leaderboard. It shows none and keeps the fatal result.
@@ -171,6 +177,6 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     runs,
     drain: withOutbox(drained, after),
     leaderboard: board,
-    ...(refused ? { preflightRefused: refused } : {}),
+    preflightRefused: refused,
   };
 }

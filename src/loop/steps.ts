@@ -83,49 +83,71 @@ export interface PlanStepMode {
   onlyIssues?: ReadonlySet<number>;
 }
 
+/**
+ * The stages `beat` and `plan` for a local caller (`school dispatch`, tests): beat `o.beat`, then
+ * plan; a dry run does both on a scratch copy of the state, so nothing is recorded.
+ */
 export async function planStep(o: PlanStepOptions): Promise<PlanResult> {
-  let layout = o.layout;
-  let scratch: string | undefined;
-  if (o.dryRun) {
-    scratch = mkdtempSync(join(tmpdir(), 'school-dry-run-'));
-    if (existsSync(o.layout.root)) cpSync(o.layout.root, scratch, { recursive: true });
-    layout = new StateLayout(scratch, o.layout.actor);
-  }
+  return onScratch(o.layout, o.dryRun, async (layout) => {
+    await beatDaemons(layout, o.config, o.beat ?? []);
+    return planCrews({ ...o, layout });
+  });
+}
+
+/**
+ * Runs `fn` on the state, or for a dry run on a scratch copy of it that is removed after: what a dry
+ * run records (a heartbeat, planned crews) is never seen by the real state.
+ */
+export async function onScratch<T>(
+  layout: StateLayout,
+  dryRun: boolean | undefined,
+  fn: (layout: StateLayout) => Promise<T>,
+): Promise<T> {
+  if (!dryRun) return fn(layout);
+  const scratch = mkdtempSync(join(tmpdir(), 'school-dry-run-'));
   try {
-    const disk = freeDiskBytes(o.layout.root);
-    for (const daemon of o.beat ?? []) await beat(layout, o.config, daemon, disk);
-    // Grading feeds planning: a rejected success is a failed run, and the ledger ranks agents.
-    const record = feedback(layout, o.logger, prsOpened(o.config, o.context));
-    const mode = o.mode ?? {};
-    const only = mode.onlyIssues;
-    return await planDispatch({
-      config: o.config,
-      layout,
-      curriculum: only
-        ? readCurriculumStrict(layout).filter((i) => only.has(i.number))
-        : readCurriculumStrict(layout),
-      logger: o.logger,
-      limits: { freeDiskBytes: disk },
-      record,
-      owners: {
-        plannedBy: o.owners?.plannedBy ?? plannerOwner(o.context ?? LOCAL_RUN),
-        ...(o.owners?.jobStatus ? { jobStatus: o.owners.jobStatus } : {}),
-        driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
-      },
-      mode: {
-        ...(mode.standby ? { standby: true } : {}),
-        ...(mode.standby && mode.sharedQueue ? { sharedQueue: true } : {}),
-      },
-      ...(o.jobStartedAt ? { clock: { jobStartedAt: o.jobStartedAt } } : {}),
-    });
+    if (existsSync(layout.root)) cpSync(layout.root, scratch, { recursive: true });
+    return await fn(new StateLayout(scratch, layout.actor));
   } finally {
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
   }
 }
 
-/** Records this machine's roster heartbeat for `daemon` (the planner never assigns to a silent one). */
-export async function beatDaemon(layout: StateLayout, config: SchoolConfig, daemon: string): Promise<void> {
-  await beat(layout, config, daemon, freeDiskBytes(layout.root));
+/**
+ * The stage `plan`: the dispatch office plans from the folded state — the curriculum, the
+ * grading's verdicts and scores, the revisions and the open pull requests the feedback stage
+ * recorded (`planningRecord`) — and records `crew.planned` atomically (src/dispatch/plan.ts).
+ */
+export async function planCrews(o: Omit<PlanStepOptions, 'beat' | 'dryRun'>): Promise<PlanResult> {
+  const { layout } = o;
+  const disk = freeDiskBytes(layout.root);
+  const only = o.mode?.onlyIssues;
+  const curriculum = readCurriculumStrict(layout);
+  return planDispatch({
+    config: o.config,
+    layout,
+    curriculum: only ? curriculum.filter((i) => only.has(i.number)) : curriculum,
+    logger: o.logger,
+    limits: { freeDiskBytes: disk },
+    record: planningRecord(layout, o.logger, prsOpened(o.config, o.context)),
+    owners: {
+      plannedBy: o.owners?.plannedBy ?? plannerOwner(o.context ?? LOCAL_RUN),
+      jobStatus: o.owners?.jobStatus,
+      driving: (daemon) => driverAlive(defaultRuntimeDir(layout.root), daemon),
+    },
+    mode: {
+      standby: o.mode?.standby,
+      sharedQueue: o.mode?.standby && o.mode.sharedQueue,
+    },
+    clock: o.jobStartedAt ? { jobStartedAt: o.jobStartedAt } : undefined,
+  });
+}
+
+/** The stage `beat`: this machine's roster heartbeat for each of `daemons`. */
+export async function beatDaemons(layout: StateLayout, config: SchoolConfig, daemons: readonly string[]) {
+  if (!daemons.length) return;
+  const disk = freeDiskBytes(layout.root);
+  for (const daemon of daemons) await beat(layout, config, daemon, disk);
 }
 
 async function beat(layout: StateLayout, config: SchoolConfig, daemon: string, disk: number): Promise<void> {
@@ -171,7 +193,7 @@ export async function refillFor(o: {
     mode: { forDaemon: o.daemon },
     limits: { freeDiskBytes: { [o.daemon]: o.freeDiskBytes } },
     ...(o.remainingMs !== undefined ? { clock: { remainingMs: o.remainingMs } } : {}),
-    record: feedback(o.layout, o.logger, prsOpened(o.config, o.context)),
+    record: planningRecord(o.layout, o.logger, prsOpened(o.config, o.context)),
     owners: {
       plannedBy: plannerOwner(o.context ?? LOCAL_RUN),
       ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
@@ -184,7 +206,8 @@ export async function refillFor(o: {
   return plannedFor(o.layout, o.daemon);
 }
 
-function feedback(layout: StateLayout, logger: Logger, prs: boolean) {
+/** What grading and the feedback stage recorded, folded for the plan (it reads no GitHub itself). */
+function planningRecord(layout: StateLayout, logger: Logger, prs: boolean) {
   const verdicts = gradingVerdicts(layout, logger);
   const scores = ledgerScores(layout, logger);
   const ledger = ledgerCounts(layout, logger);
@@ -243,7 +266,7 @@ export interface RunStepOptions {
   context?: RunContext;
 }
 
-export type RunStepLaunch = Pick<DriverLaunch, 'launcher' | 'graceMs' | 'freeDisk' | 'diskWaitMs'>;
+export type RunStepLaunch = Pick<DriverLaunch, 'launcher' | 'graceMs' | 'freeDisk' | 'diskWaitMs' | 'halt'>;
 
 export interface RunStepOffice {
   /** Asks the API whether an Actions job has ended (the refill's plan reconciles with it). */

@@ -1,6 +1,14 @@
 import { resolveConfig } from '../../config/load.js';
 import { consoleLogger } from '../../log.js';
-import { planStep, progressLine, runStep } from '../../loop/steps.js';
+import {
+  beatDaemons,
+  onScratch,
+  planCrews,
+  progressLine,
+  runStep,
+  type RunStepResult,
+} from '../../loop/steps.js';
+import { runStages } from '../../loop/stages.js';
 import { runCrewFromSpec } from '../../crew/runner.js';
 import type { PlanResult } from '../../dispatch/plan.js';
 import { StateLayout } from '../../state/layout.js';
@@ -52,39 +60,49 @@ export const dispatchCommand: Command = {
       );
     }
     const daemons = values.daemon ? [values.daemon] : ids;
-    if (!values['run-only']) {
-      const plan = await planStep({
-        config,
-        layout,
-        logger,
-        dryRun: values['dry-run'] ?? false,
-        beat: daemons,
-        context,
-      });
-      process.stdout.write(describePlan(plan));
-      const denied = deniedBy(plan);
-      if (denied) {
-        process.stderr.write(`school dispatch: dispatch was denied: ${denied}\n`);
-        return EXIT.denied;
-      }
-      if (values['plan-only'] || values['dry-run']) return EXIT.done;
-    }
+    const dryRun = values['dry-run'] ?? false;
     // Every daemon is local here: one driver each, side by side (each holds its own driver lock).
     const launcher = [process.execPath, ...process.execArgv, process.argv[1]!, 'dispatch', '__run-crew'];
-    const results = await Promise.all(
-      daemons.map((daemon) =>
-        runStep({
-          config,
-          layout,
-          daemon,
-          logger,
-          launch: { launcher },
-          context,
-          office: { refill: !values['no-refill'] },
-          onProgress: (p) => process.stdout.write(progressLine(daemon, p) + '\n'),
-        }).then((r) => ({ daemon, r })),
+    let denied: string | undefined;
+    let results: Array<{ daemon: string; r: RunStepResult }> = [];
+    // A dry run beats and plans on a scratch copy of the state (nothing recorded), and runs nothing.
+    await onScratch(layout, dryRun, (state) =>
+      runStages(
+        'school dispatch',
+        {
+          beat: () => beatDaemons(state, config, daemons),
+          plan: async () => {
+            const plan = await planCrews({ config, layout: state, logger, context });
+            process.stdout.write(describePlan(plan));
+            denied = deniedBy(plan);
+          },
+          run: async () => {
+            if (denied || values['plan-only'] || dryRun) return;
+            results = await Promise.all(
+              daemons.map((daemon) =>
+                runStep({
+                  config,
+                  layout,
+                  daemon,
+                  logger,
+                  launch: { launcher },
+                  context,
+                  office: { refill: !values['no-refill'] },
+                  onProgress: (p) => process.stdout.write(progressLine(daemon, p) + '\n'),
+                }).then((r) => ({ daemon, r })),
+              ),
+            );
+          },
+        },
+        // --run-only: the crews an earlier plan left (the run beats each daemon itself).
+        { skip: values['run-only'] ? ['beat', 'plan'] : [] },
       ),
     );
+    if (denied) {
+      process.stderr.write(`school dispatch: dispatch was denied: ${denied}\n`);
+      return EXIT.denied;
+    }
+    if (values['plan-only'] || dryRun) return EXIT.done;
     let lost = 0;
     // A daemon whose sandbox check refused the runner, or whose crew could not run here (a program
     // missing), did nothing of its work: the environment failed, not the plan (./exit.ts).

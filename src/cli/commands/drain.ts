@@ -1,7 +1,8 @@
 import { resolveConfig } from '../../config/load.js';
-import { drain } from '../../grading/drain.js';
+import { drain, type DrainResult } from '../../grading/drain.js';
 import { installedDependencies, verifyOnCleanCheckout } from '../../crew/clean-checkout.js';
-import { afterGrading, withOutbox } from '../../loop/after-grading.js';
+import { afterGrading, withOutbox, type AfterGradingResult } from '../../loop/after-grading.js';
+import { runStages } from '../../loop/stages.js';
 import { gradingPorts } from '../../loop/github-ports.js';
 import { drainProgress } from '../../grading/progress.js';
 import { ScoreLedger, leaderboard } from '../../grading/ledger.js';
@@ -46,26 +47,34 @@ export const drainCommand: Command = {
       token: context.host.GITHUB_TOKEN,
     });
     if (!github) logger.info('no GITHUB_TOKEN or repository: labels and comments stay in the outbox');
-    const drained = await drain({
-      config,
-      layout,
-      logger,
-      deliver: !!delivery,
-      limits: { maxWorkers, maxAttempts },
-      judging: { verifyOnCleanCheckout, installedDependencies },
-      worker: { context },
-      // On stderr, as the logger writes: `--json` keeps stdout to the result alone.
-      observe: { progress: drainProgress({ logger }) },
-    });
-    // The step after grading: labels, pull requests and the status comments go out.
-    const after = await afterGrading({
-      config,
-      layout,
-      logger,
-      links: statusLinks(context),
-      github,
-      delivery,
-      merge,
+    let drained!: DrainResult;
+    let after!: AfterGradingResult;
+    await runStages('school drain', {
+      drain: async () => {
+        drained = await drain({
+          config,
+          layout,
+          logger,
+          deliver: !!delivery,
+          limits: { maxWorkers, maxAttempts },
+          judging: { verifyOnCleanCheckout, installedDependencies },
+          worker: { context },
+          // On stderr, as the logger writes: `--json` keeps stdout to the result alone.
+          observe: { progress: drainProgress({ logger }) },
+        });
+      },
+      // Labels, pull requests, the guarded merge and the status comments go out.
+      'after-grading': async () => {
+        after = await afterGrading({
+          config,
+          layout,
+          logger,
+          links: statusLinks(context),
+          github,
+          delivery,
+          merge,
+        });
+      },
     });
     const result = withOutbox(drained, after);
     if (values.json) {
