@@ -43,6 +43,7 @@ export const ERROR_CODES = {
   'ledger-corrupt':
     'The score ledger was quarantined; grading stops until it is restored (`LedgerCorruptError`).',
   'grading-bug': 'Grading reached a state it never should: a bug of the school (src/grading).',
+  'judge-failed': 'A verdicts file records that the judge could not grade a job (src/grading/verdicts.ts).',
   // src/checkpoint
   'checkpoint-source-unavailable':
     'A checkpoint copy could not be read or written (`SourceUnavailableError`).',

@@ -128,7 +128,9 @@ export function restoreSession(store: SessionStore, to: { home: string; worktree
         : f.path;
     // The schema allowed only the CLI's own session paths; checked again, for the path as written.
     if (!SESSION_FILE_PATHS[store.kind].test(rel) || rel.split('/').includes('..'))
-      throw new Error(`session store: ${rel} is not a ${store.kind} session file`);
+      throw new SchoolError(`session store: ${rel} is not a ${store.kind} session file`, {
+        code: 'session-not-kept',
+      });
     const abs = join(to.home, rel);
     mkdirSync(dirname(abs), { recursive: true, mode: 0o700 });
     writeFileSync(abs, rewrite(f.text), { flag: 'wx', mode: 0o600 });

@@ -13,6 +13,7 @@ import { foldLog, type LogFold } from '../state/fold.js';
 import type { StateFile } from '../state/layout.js';
 import { replayQueue, startQueueReplay, type QueueReplay } from './domains.js';
 import { readBoardCurriculum } from './sources.js';
+import { SchoolError } from '../errors.js';
 
 /**
  * The logs the board folds, each with the owning domain's fold (src/board/board-fold.ts reads them
@@ -138,7 +139,7 @@ export const outbox: Folder<OutboxState, OutboxEvent> = {
   add(state, events) {
     for (const e of events) {
       if (e.type === 'outbox.recorded' && !namesKind(e.data.id, e.data.kind)) {
-        throw new Error(`outbox id ${e.data.id} does not name its kind`);
+        throw new SchoolError(`outbox id ${e.data.id} does not name its kind`, { code: 'board-data' });
       }
       state = outboxFold.apply(state, e);
     }

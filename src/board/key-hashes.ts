@@ -1,3 +1,5 @@
+import { SchoolError } from '../errors.js';
+
 /**
  * Idempotency keys as sorted 32-bit FNV-1a hashes (base64, little-endian): a key appended after
  * the mark whose hash is absent is certainly new; one whose hash is present may be a replay, and
@@ -24,7 +26,8 @@ export class KeyHashes {
   private readonly buf: Buffer;
   constructor(encoded: string) {
     this.buf = Buffer.from(encoded, 'base64');
-    if (this.buf.length % 4 !== 0) throw new Error('key hashes: length is not a multiple of 4');
+    if (this.buf.length % 4 !== 0)
+      throw new SchoolError('key hashes: length is not a multiple of 4', { code: 'board-data' });
   }
 
   get size(): number {

@@ -280,7 +280,7 @@ async function catBlobs(dir: string, shas: string[]): Promise<Map<string, Buffer
     const header = raw.subarray(pos, nl).toString('utf8').split(' ');
     const size = Number(header[2]);
     if (header[0] !== sha || !Number.isFinite(size))
-      throw new Error(`git cat-file: unexpected output for ${sha}`);
+      throw new SchoolError(`git cat-file: unexpected output for ${sha}`, { code: 'git' });
     out.set(sha, Buffer.from(raw.subarray(nl + 1, nl + 1 + size)));
     pos = nl + 1 + size + 1;
   }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { message } from '../errors.js';
+import { message, SchoolError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { writeFileAtomic } from '../state/atomic.js';
 import { StateLayout } from '../state/layout.js';
@@ -90,7 +90,9 @@ function phaseClock() {
 export async function saveCheckpoint(options: SaveOptions): Promise<SaveResult> {
   const log = options.logger ?? silentLogger;
   if (options.sources.length === 0)
-    throw new Error('checkpoint save: no sources configured; name at least one');
+    throw new SchoolError('checkpoint save: no sources configured; name at least one', {
+      code: 'checkpoint-config',
+    });
   const layout = new StateLayout(options.stateDir);
   const clock = phaseClock();
   const tree = readTree(layout.root);

@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { STATE_DIRS } from '../state/layout.js';
 import { MANIFEST_FILE, safePath } from './manifest.js';
 import { MARK_FILE } from './mark.js';
+import { SchoolError } from '../errors.js';
 
 /**
  * Reading the state directory into a snapshot's file map, and writing a file map out. Only regular
@@ -72,7 +73,10 @@ export function readTree(root: string): TreeRead {
 export function writeTree(root: string, files: ReadonlyMap<string, Buffer>): void {
   mkdirSync(root, { recursive: true });
   for (const [path, data] of files) {
-    if (!safePath(path)) throw new Error(`refusing to write unsafe path ${JSON.stringify(path)}`);
+    if (!safePath(path))
+      throw new SchoolError(`refusing to write unsafe path ${JSON.stringify(path)}`, {
+        code: 'checkpoint-config',
+      });
     const target = join(root, ...path.split('/'));
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, data);

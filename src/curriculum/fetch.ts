@@ -18,6 +18,7 @@ import {
   writeMeta,
   type CurriculumMeta,
 } from './store.js';
+import { SchoolError } from '../errors.js';
 
 /** Where issues come from: a repository (`githubSource`, src/github/issues-source.ts) or a file. */
 export type CurriculumSource =
@@ -130,7 +131,8 @@ async function fetchFromGitHub(options: FetchOptions, source: Extract<Curriculum
   const prime = async (m: Merge, since: string) => {
     const r = await source.list({ state: 'all', since });
     requests += r.requests;
-    if (r.status !== 'ok') throw new Error('GitHub answered an unconditional request with 304');
+    if (r.status !== 'ok')
+      throw new SchoolError('GitHub answered an unconditional request with 304', { code: 'github-answer' });
     apply(m, r.issues, labels, options);
     return r.etag ?? null;
   };
@@ -166,7 +168,8 @@ async function fetchFromGitHub(options: FetchOptions, source: Extract<Curriculum
     mode = 'full';
     const r = await source.list({ state: 'open', labels });
     requests += r.requests;
-    if (r.status !== 'ok') throw new Error('GitHub answered an unconditional request with 304');
+    if (r.status !== 'ok')
+      throw new SchoolError('GitHub answered an unconditional request with 304', { code: 'github-answer' });
     merge = { items: new Map(), departed: false };
     apply(merge, r.issues, labels, options);
     since = iso(new Date((r.serverDate ?? started).getTime() - SINCE_MARGIN_MS));

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { ArtifactPort } from '../checkpoint/artifact-source.js';
 import type { CachePort } from '../checkpoint/cache-source.js';
 import type { ClaimOutcome, ClaimPort } from '../dispatch/claims.js';
-import { message } from '../errors.js';
+import { message, SchoolError } from '../errors.js';
 import { withActionsRuntime } from './credentials.js';
 import * as core from '@actions/core';
 import type { RunContext } from '../process/run-context.js';
@@ -125,7 +125,7 @@ export const actionsClaimPort: ClaimPort = {
   },
   list: async (prefix: string): Promise<Map<string, string[]>> => {
     const unsupported = claimsUnsupported();
-    if (unsupported) throw new Error(unsupported);
+    if (unsupported) throw new SchoolError(unsupported, { code: 'github-unsupported' });
     const { artifacts } = await quietly(() =>
       withActionsRuntime(async () => {
         const { DefaultArtifactClient } = await import('@actions/artifact');

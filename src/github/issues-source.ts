@@ -3,6 +3,7 @@ import type { ListQuery, ListResult } from '../curriculum/github-source.js';
 import type { Repo } from '../config/repository.js';
 import { rawIssueSchema, type RawIssue } from '../curriculum/issue-shape.js';
 import type { GitHubClient } from './client.js';
+import { SchoolError } from '../errors.js';
 
 /**
  * Listing issues from the REST API (docs/architecture.md). `GET /repos/{owner}/{repo}/issues` with
@@ -56,12 +57,15 @@ export async function listIssues(client: GitHubClient, repo: Repo, query: ListQu
     }
     const data: unknown = response.data;
     if (!Array.isArray(data))
-      throw new Error(`GitHub answered the issues list with ${typeof data}, not a list`);
+      throw new SchoolError(`GitHub answered the issues list with ${typeof data}, not a list`, {
+        code: 'github-answer',
+      });
     for (const [i, raw] of data.entries()) {
       const parsed = rawIssueSchema.safeParse(raw);
       if (!parsed.success) {
-        throw new Error(
+        throw new SchoolError(
           `GitHub issue #${(raw as { number?: unknown })?.number ?? i} has an unexpected shape: ${parsed.error.issues[0]?.message}`,
+          { code: 'github-answer' },
         );
       }
       issues.push(parsed.data);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SchoolError } from '../errors.js';
 
 /**
  * What a grade is (docs/architecture.md): accepted only when verification passed (and the sealed tests, when
@@ -51,7 +52,7 @@ export function combine(findings: JudgeFinding[]): Verdict {
   const failed = findings.find((f) => !f.passed);
   const last = findings.at(-1);
   const decider = failed ?? last;
-  if (!decider) throw new Error('combine: no judge findings');
+  if (!decider) throw new SchoolError('combine: no judge findings', { code: 'grading-bug' });
   const proof = failed ? undefined : findings.find((f) => f.judge === 'evidence')?.reasons[0];
   return {
     accepted: !failed,

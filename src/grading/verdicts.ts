@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { message } from '../errors.js';
+import { message, SchoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { jobKey as keyOf, type GradingJob } from '../schemas/grading.js';
 import { redactText } from '../security/redact.js';
@@ -286,8 +286,10 @@ export function appliedGrader(
     if (own instanceof Error) throw own;
     if (own) return own;
     const e = loaded.entries.get(job.jobKey);
-    if (!e) throw new Error(`no verdict for ${job.jobKey} (not claimed: a bug)`);
-    if ('error' in e) throw new Error(`the judge could not grade it: ${e.error}`);
+    if (!e)
+      throw new SchoolError(`no verdict for ${job.jobKey} (not claimed: a bug)`, { code: 'grading-bug' });
+    if ('error' in e)
+      throw new SchoolError(`the judge could not grade it: ${e.error}`, { code: 'judge-failed' });
     return e.verdict;
   };
 }

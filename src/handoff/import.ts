@@ -5,7 +5,7 @@ import { readCrewState } from '../dispatch/lease.js';
 import { readSchool } from '../dispatch/school-log.js';
 import type { ClaimPort } from '../dispatch/claims.js';
 import { gradingVerdicts } from '../grading/feedback.js';
-import { message } from '../errors.js';
+import { message, SchoolError } from '../errors.js';
 import { importBookbags } from '../grading/import.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
@@ -92,7 +92,7 @@ async function importHandoff(run: ImportRun, result: HandoffImport, dir: string)
   let manifest: HandoffManifest;
   try {
     const raw = readUntrustedBytes(join(dir, 'handoff.json'), 64 * 1024);
-    if (typeof raw === 'string') throw new Error(raw);
+    if (typeof raw === 'string') throw new SchoolError(raw, { code: 'handoff' });
     manifest = handoffManifestSchema.parse(JSON.parse(raw.toString('utf8')));
   } catch (e) {
     refuse('handoff.json', `unreadable: ${message(e).slice(0, 300)}`);

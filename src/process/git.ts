@@ -179,7 +179,12 @@ export function ignoringSubmodules(args: readonly string[]): string[] {
   const asked = args.filter((a) => a.startsWith('--ignore-submodules'));
   const cached = args.includes('--cached') || args.includes('--staged');
   if (asked.some((a) => a !== '--ignore-submodules=all') && !cached)
-    throw new Error(`git ${sub}: --ignore-submodules other than "all" reads nested repositories; refused`);
+    throw new SchoolError(
+      `git ${sub}: --ignore-submodules other than "all" reads nested repositories; refused`,
+      {
+        code: 'git',
+      },
+    );
   if (asked.length) return [...args];
   const at = args.indexOf(sub) + 1;
   return [...args.slice(0, at), '--ignore-submodules=all', ...args.slice(at)];
@@ -202,7 +207,10 @@ export function noExternalDiff(args: readonly string[]): string[] {
   const end = args.indexOf('--', at);
   const opts = args.slice(at, end === -1 ? args.length : end);
   const asked = opts.find((a) => a === '--ext-diff' || a === '--textconv');
-  if (asked) throw new Error(`git ${sub}: ${asked} runs a program the repository's config names; refused`);
+  if (asked)
+    throw new SchoolError(`git ${sub}: ${asked} runs a program the repository's config names; refused`, {
+      code: 'git',
+    });
   const add = ['--no-ext-diff', '--no-textconv'].filter((f) => !opts.includes(f));
   return [...args.slice(0, at), ...add, ...args.slice(at)];
 }

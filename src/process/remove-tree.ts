@@ -1,6 +1,7 @@
 import { chmodSync, lstatSync, rmSync } from 'node:fs';
 import { childEnv } from './env.js';
 import { runProcessSync } from './run.js';
+import { SchoolError } from '../errors.js';
 
 /**
  * Removes `path` (a file, a link or a tree) whatever a student made of it, synchronously: a HOME, a
@@ -28,8 +29,9 @@ export function removeTreeSync(path: string): void {
   }
   const r = run(['rm', '-rf', '--', path], '/');
   if (lstatSync(path, { throwIfNoEntry: false }))
-    throw new Error(
+    throw new SchoolError(
       `could not remove ${path}: ${(r.spawnError ?? r.stderr).trim().split('\n').slice(0, 3).join('; ').slice(0, 400) || (first as Error).message}`,
+      { code: 'remove-tree' },
     );
 }
 

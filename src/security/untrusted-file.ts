@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
+import { SchoolError } from '../errors.js';
 
 /**
  * The one reader of a file a student or another runner wrote: a report, a usage file, a session
@@ -74,5 +75,5 @@ export function readUntrustedFile(
   const r = readUntrusted(path, { maxBytes, name: path, over });
   if (r.ok) return r.bytes.toString('utf8');
   if (r.missing) return undefined;
-  throw new Error(r.why);
+  throw new SchoolError(r.why, { code: 'untrusted-file' });
 }
