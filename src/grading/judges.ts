@@ -224,8 +224,8 @@ export async function readScopedBookbag(layout: StateLayout, job: GradingJob): P
     dir,
     bookbag: r.record,
     diff,
-    ...(r.brief !== undefined ? { brief: r.brief } : {}),
-    ...(r.report !== undefined ? { report: r.report } : {}),
+    brief: r.brief,
+    report: r.report,
   };
 }
 
@@ -260,10 +260,7 @@ function withRefusals(f: JudgeFinding, refused: readonly string[]): JudgeFinding
 function reviewerAllowList(reviewer: ReviewerConfig, host: HostEnv): string[] {
   if (Array.isArray(reviewer) || reviewer.kind === 'command') return [];
   // A Codex reviewer's model provider set with `-c model_providers.<p>.base_url=…` is allowed too.
-  return agentAllowList(
-    { kind: reviewer.kind, passEnv: reviewer.passEnv, ...(reviewer.args ? { args: reviewer.args } : {}) },
-    host,
-  );
+  return agentAllowList({ kind: reviewer.kind, passEnv: reviewer.passEnv, args: reviewer.args }, host);
 }
 
 export function defaultGrader(ctx: JudgeContext): GradeFn {
@@ -306,8 +303,8 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
           timeoutMs,
           sealedDir: config.grading.sealedDir,
           protect: config.grading.sealedProtect,
-          ...(config.grading.sealedResults ? { results: config.grading.sealedResults } : {}),
-          ...(config.grading.sealedLayout ? { layout: config.grading.sealedLayout } : {}),
+          results: config.grading.sealedResults,
+          layout: config.grading.sealedLayout,
           ...(ctx.installedDependencies && config.dispatch.install
             ? {
                 dependencies: dependenciesOf(ctx.installedDependencies, {
@@ -343,8 +340,8 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
       job,
       bookbag,
       diff,
-      ...(sealed ? { sealed } : {}),
-      ...(ctx.verifyOnCleanCheckout ? { verifyOnCleanCheckout: ctx.verifyOnCleanCheckout } : {}),
+      sealed,
+      verifyOnCleanCheckout: ctx.verifyOnCleanCheckout,
     });
     findings.push(evidence);
     if (!evidence.passed) return combine(findings);
@@ -367,7 +364,7 @@ export function defaultGrader(ctx: JudgeContext): GradeFn {
             diff,
             verification: bookbag.verification,
             role: bookbag.role,
-            ...(read.report !== undefined ? { report: read.report } : {}),
+            report: read.report,
           },
           {
             cwd: resolve(config.repoPath),

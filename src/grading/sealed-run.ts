@@ -236,7 +236,7 @@ export async function runSuite(o: SuiteOptions, c: Checkout): Promise<SuiteRun |
   const canaryFile = o.results ? layCanary(guard, sealed ?? c.wt) : undefined;
   const guarded = guardArgv(argv, guard, {
     ...(report && o.results?.format === 'node-test' ? { report } : {}),
-    ...(canaryFile ? { canaryFile } : {}),
+    canaryFile,
   });
   const shown = await showDependencies(o, c.wt);
   let started = { argv: guarded.argv, env: extendEnv(childEnv(), guarded.env) };

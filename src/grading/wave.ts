@@ -129,7 +129,7 @@ export function commitWave(ctx: WaveContext, w: WaveInput): Promise<WaveOutcome>
         jobKey: j.job.jobKey,
         lastError: j.lastError ?? '',
       })),
-      ...(next?.snapshot !== undefined ? { snapshot: next.snapshot } : {}),
+      snapshot: next?.snapshot,
       remaining: next?.remaining ?? [],
       warnings,
       waitedMs,
@@ -171,7 +171,7 @@ function settlement(
     ...(claim
       ? {
           claim: {
-            ...(w.candidates ? { candidates: w.candidates } : {}),
+            candidates: w.candidates,
             options: { ...ctx.claim, now: w.now },
           },
         }
