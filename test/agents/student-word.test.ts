@@ -2,14 +2,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCrew } from '../../src/crew/crew.js';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
 import { pauseStatus } from '../../src/dispatch/pause.js';
-import { planDispatch } from '../../src/dispatch/plan.js';
 import { totalSpend } from '../../src/dispatch/spend.js';
-import { memoryLogger, silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/log.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { readJsonl } from '../../src/state/jsonl.js';
 import { FIXTURES, item, makeSchool, plan, spec, writeCurriculum, type School } from '../crew/helpers.js';
+import { planNow } from '../support/planned-school.js';
 
 /**
  * A student's word is evidence about itself, never about the school. Real crews in the real
@@ -17,7 +16,6 @@ import { FIXTURES, item, makeSchool, plan, spec, writeCurriculum, type School } 
  * and an honest crew beside them; then the dispatch office plans the next batch.
  */
 const WORD = join(FIXTURES, 'word-student.mjs');
-const GiB = 1024 ** 3;
 let school: School | undefined;
 afterEach(() => {
   school?.cleanup();
@@ -43,23 +41,8 @@ async function crew(s: School, crewId: string, issue: number, agent: string) {
   return runCrew(await spec(s, crewId), { logger: silentLogger });
 }
 
-async function nextPlan(s: School, curriculum: CurriculumItem[], scores?: (agent: string) => number) {
-  const now = new Date();
-  await recordHeartbeat(s.layout, s.config, {
-    daemon: 'd1',
-    observedClass: 'xl',
-    freeDiskBytes: 50 * GiB,
-    at: now,
-  });
-  return planDispatch({
-    config: s.config,
-    layout: s.layout,
-    curriculum,
-    clock: { now },
-    logger: memoryLogger(),
-    ...(scores ? { record: { scores } } : {}),
-  });
-}
+const nextPlan = (s: School, curriculum: CurriculumItem[], scores?: (agent: string) => number) =>
+  planNow(s, curriculum, scores ? { record: { scores } } : {});
 
 describe('a limit only the student reports', () => {
   it('a command student exiting 75 pauses its agent alone, for at most dispatch.agentPauseMaxMinutes; another agent is planned', async () => {

@@ -6,10 +6,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { controlCommand, readControl, pendingSteers } from '../../src/dispatch/control-log.js';
 import { crewLog } from '../../src/dispatch/registry.js';
 import { steerBlock } from '../../src/crew/control.js';
-import type { CrewEvent } from '../../src/schemas/crew.js';
-import { event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
+import { plannedEvent } from '../support/crew-events.js';
 
 /**
  * `school crew stop|steer` (src/cli/commands/crew.ts) through the real CLI in a child process: a
@@ -80,18 +79,7 @@ describe('school crew', () => {
   it('a steer is recorded for the active crew, sanitized and redacted, and quoted in a fence it cannot close', async () => {
     const layout = new StateLayout(stateDir);
     const crewId = 'c8-00000001';
-    await crewLog(layout).append([
-      event('crew.planned', `planned:${crewId}`, {
-        crewId,
-        issueNumber: 8,
-        daemon: 'd1',
-        agent: 'alpha',
-        weight: 'standard',
-        fences: [],
-        repair: false,
-        attempt: 1,
-      }) as CrewEvent,
-    ]);
+    await crewLog(layout).append([plannedEvent(crewId, 8)]);
     const token = `ghp_${'a1B2'.repeat(9)}`;
     const text = `Keep the API.\u202E Use ${token} nowhere.\n\`\`\`\nend of fence?\n\`\`\``;
     const r = school('crew', 'steer', '#8', text);

@@ -7,7 +7,7 @@ import { createDeliverer } from '../../src/delivery/deliver.js';
 import { deliveryFor } from '../../src/delivery/setup.js';
 import { createGitHubClient } from '../../src/github/client.js';
 import { octokitPulls } from '../../src/github/pulls-port.js';
-import { drainAndDeliver } from '../support/drain-and-deliver.js';
+import { drainAndDeliver, drainFast } from '../support/drain-and-deliver.js';
 import { Outbox } from '../../src/outbox/outbox.js';
 import { buildView } from '../../src/board/view.js';
 import { enqueueMany, fastGrade } from '../grading/helpers.js';
@@ -209,13 +209,7 @@ describe('delivery as pull requests (bare origin, pulls API over msw)', () => {
       );
 
       // Rerun drains until nothing is pending, then deliver every accepted crew again from scratch.
-      await drainAndDeliver({
-        config: s.config,
-        layout: s.layout,
-        logger: memoryLogger(),
-        delivery,
-        judging: { grade: fastGrade },
-      });
+      await drainFast({ config: s.config, layout: s.layout, delivery });
       expect(outbox.pending().filter((i) => i.entry.kind === 'delivery')).toEqual([]);
       expect(dropped).toBe(true);
       expect(gh.pulls.map((p) => p.head).sort()).toEqual([
@@ -297,13 +291,7 @@ describe('delivery as pull requests (bare origin, pulls API over msw)', () => {
       actions: true,
       pulls: (r) => octokitPulls(client(), r),
     });
-    await drainAndDeliver({
-      config: s.config,
-      layout: s.layout,
-      logger: memoryLogger(),
-      delivery,
-      judging: { grade: fastGrade },
-    });
+    await drainFast({ config: s.config, layout: s.layout, delivery });
     expect(gh.pulls).toHaveLength(1);
     expect(gh.pulls[0]).toMatchObject({ base: 'release', draft: false });
     expect(gh.pulls[0]!.body).toContain('Closes #9');
@@ -326,13 +314,7 @@ describe('delivery as local branches', () => {
         diff: newFilePatch('seven.txt', 'first\n'),
       });
       await enqueueMany(s.layout, [first]);
-      await drainAndDeliver({
-        config: s.config,
-        layout: s.layout,
-        logger,
-        delivery,
-        judging: { grade: fastGrade },
-      });
+      await drainFast({ config: s.config, layout: s.layout, logger, delivery });
       const one = gitOut(s.work, 'rev-parse', 'refs/heads/school/issue-7').out;
       expect(gitOut(s.work, 'show', `${one}:seven.txt`).out).toBe('first');
 
@@ -344,13 +326,7 @@ describe('delivery as local branches', () => {
         finishedAt: '2026-01-02T00:00:00.000Z',
       });
       await enqueueMany(s.layout, [repair]);
-      await drainAndDeliver({
-        config: s.config,
-        layout: s.layout,
-        logger,
-        delivery,
-        judging: { grade: fastGrade },
-      });
+      await drainFast({ config: s.config, layout: s.layout, logger, delivery });
       const two = gitOut(s.work, 'rev-parse', 'refs/heads/school/issue-7').out;
       expect(two).not.toBe(one);
       expect(gitOut(s.work, 'show', `${two}:seven.txt`).out).toBe('second');

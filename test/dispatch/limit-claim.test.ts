@@ -3,17 +3,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCrew } from '../../src/crew/crew.js';
 import { deadLettersCommand } from '../../src/cli/commands/dead-letters.js';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
 import { readCrewState } from '../../src/dispatch/lease.js';
 import { confirmClaim } from '../../src/dispatch/limit-probe.js';
 import { orderCandidates, type Candidate } from '../../src/dispatch/order.js';
 import type { CrewRecord, CrewRegistry } from '../../src/dispatch/registry.js';
 import { pauseStatus } from '../../src/dispatch/pause.js';
-import { planDispatch } from '../../src/dispatch/plan.js';
 import { schoolLog } from '../../src/dispatch/school-log.js';
-import { memoryLogger, silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/log.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { FIXTURES, item, makeSchool, spec, writeCurriculum, type School } from '../crew/helpers.js';
+import { planNow } from '../support/planned-school.js';
 
 /**
  * A limit a student only claims stops its own issue, not the agent every other issue shares. Real
@@ -22,7 +21,6 @@ import { FIXTURES, item, makeSchool, spec, writeCurriculum, type School } from '
  * agent whose probe answers with the limit too pauses at once.
  */
 const CLAIM = join(FIXTURES, 'claim-student.mjs');
-const GiB = 1024 ** 3;
 let school: School | undefined;
 afterEach(() => {
   school?.cleanup();
@@ -41,22 +39,7 @@ function claimSchool(): School {
   return s;
 }
 
-async function nextPlan(s: School, curriculum: CurriculumItem[]) {
-  const now = new Date();
-  await recordHeartbeat(s.layout, s.config, {
-    daemon: 'd1',
-    observedClass: 'xl',
-    freeDiskBytes: 50 * GiB,
-    at: now,
-  });
-  return planDispatch({
-    config: s.config,
-    layout: s.layout,
-    curriculum,
-    clock: { now },
-    logger: memoryLogger(),
-  });
-}
+const nextPlan = (s: School, curriculum: CurriculumItem[]) => planNow(s, curriculum);
 
 async function cli(args: string[]): Promise<{ code: number; out: string }> {
   const write = process.stdout.write.bind(process.stdout);

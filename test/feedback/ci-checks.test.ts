@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createGitHubClient } from '../../src/github/client.js';
-import { parseConfig } from '../../src/config/load.js';
-import { feedbackFold, type FeedbackState } from '../../src/feedback/log.js';
-import { octokitFeedback } from '../../src/github/feedback-port.js';
-import { scanFeedback, type Delivered } from '../../src/feedback/scan.js';
+import { type Delivered } from '../../src/feedback/scan.js';
 import { GitHubFake } from '../support/github-fake.js';
+import { feedbackScanner } from '../support/feedback-scan.js';
+import { fakeClient } from '../support/loop-on-github.js';
 
 /**
  * Failed CI that is not the crew's (docs/delivery.md, "Failed CI"): the scan reruns the failed jobs
@@ -23,23 +21,8 @@ function world(o: { now?: () => Date } = {}) {
   const pr = fake.openPull({ head: `school/issue-${issue.number}`, headSha: HEAD, baseSha: OPENED });
   fake.refs.set('heads/main', BASE); // the base moved since: GitHub leaves `base.sha` where it was
   const d: Delivered = { issue: issue.number, pr, crewId: `c${issue.number}-00000001`, sha: HEAD };
-  const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
-  let state: FeedbackState = feedbackFold.empty();
-  const scan = async () => {
-    const r = await scanFeedback({
-      port: octokitFeedback(client, 'o/r'),
-      state,
-      delivered: [d],
-      collect: 'all',
-      trust: parseConfig({}).curriculum.trust,
-      bots: [],
-      firstSince: '2025-12-31T00:00:00Z',
-      now: o.now?.() ?? new Date(),
-    });
-    for (const e of r.events) state = feedbackFold.apply(state, e);
-    return r;
-  };
-  return { fake, d, scan, state: () => state };
+  const { scan, state } = feedbackScanner(fakeClient(fake), [d], () => (o.now ? { now: o.now() } : {}));
+  return { fake, d, scan, state };
 }
 
 const failing = (fake: GitHubFake, sha: string, name = 'test', log = 'FAIL test/h.test.ts: timeout') =>

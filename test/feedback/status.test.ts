@@ -1,13 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createGitHubClient } from '../../src/github/client.js';
-import { drainAndDeliver } from '../support/drain-and-deliver.js';
+import { drainAndDeliver, drainFast } from '../support/drain-and-deliver.js';
 import { octokitPort } from '../../src/github/issues-port.js';
 import { Outbox, outboxFold, statusMarkerOf } from '../../src/outbox/outbox.js';
 import { publishStatuses, refreshStatuses } from '../../src/feedback/refresh.js';
 import { crewLog } from '../../src/dispatch/registry.js';
-import type { CrewEvent } from '../../src/schemas/crew.js';
 import { event } from '../../src/state/event-log.js';
-import { crewAt as crew } from '../support/crew-events.js';
+import { crewAt as crew, plannedEvent } from '../support/crew-events.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { GitHubFake } from '../support/github-fake.js';
@@ -130,17 +129,11 @@ describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
     const { issue, github, layout } = setup('run-link');
     const cfg = config({ repository: 'o/r' });
     await crewLog(layout).append([
-      event('crew.planned', 'planned:c5', {
-        crewId: 'c5',
-        issueNumber: issue.number,
+      plannedEvent('c5', issue.number, {
         daemon: 'local',
-        agent: 'alpha',
         weight: 'light',
-        fences: [],
-        repair: false,
-        attempt: 1,
         plannedBy: { kind: 'actions', runId: '4242', runAttempt: '1', job: 'crew', daemon: 'local' },
-      }) as CrewEvent,
+      }),
     ]);
     await crew(layout, 'started', 'c5', issue.number);
     await publishStatuses({
@@ -161,13 +154,7 @@ describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
     await crew(layout, 'planned', 'c3', issue.number);
     await publishStatuses({ config: cfg, layout, logger: memoryLogger(), github });
     await enqueueMany(layout, [job(issue.number, 'c3')]);
-    await drainAndDeliver({
-      config: cfg,
-      layout,
-      logger: memoryLogger(),
-      github,
-      judging: { grade: fastGrade },
-    });
+    await drainFast({ config: cfg, layout, github });
     expect(issue.comments).toHaveLength(0);
     expect(fake.requestsTo('/comments')).toHaveLength(0);
   });
@@ -180,24 +167,12 @@ describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
     await crew(layout, 'finished', 'c4', issue.number);
     await enqueueMany(layout, [job(issue.number, 'c4')]);
     fake.injectFault({ path: '/comments', kind: 500, times: 10 });
-    const r = await drainAndDeliver({
-      config: cfg,
-      layout,
-      logger: memoryLogger(),
-      github,
-      judging: { grade: fastGrade },
-    });
+    const r = await drainFast({ config: cfg, layout, github });
     expect(r.fatal).toBeUndefined();
     expect(r.accepted).toBe(1);
     expect(new Outbox(layout).pending().map((p) => p.entry.kind)).toEqual(['status']);
     fake.faults.length = 0;
-    await drainAndDeliver({
-      config: cfg,
-      layout,
-      logger: memoryLogger(),
-      github,
-      judging: { grade: fastGrade },
-    });
+    await drainFast({ config: cfg, layout, github });
     expect(issue.comments).toHaveLength(1);
     expect(issue.comments[0]!.body).toContain('accepted');
   });

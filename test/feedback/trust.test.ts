@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createGitHubClient } from '../../src/github/client.js';
-import { parseConfig } from '../../src/config/load.js';
-import { feedbackFold, type FeedbackState } from '../../src/feedback/log.js';
-import { octokitFeedback } from '../../src/github/feedback-port.js';
-import { scanFeedback, type Delivered, type ScanOptions } from '../../src/feedback/scan.js';
+import { type Delivered, type ScanOptions } from '../../src/feedback/scan.js';
 import { GitHubFake } from '../support/github-fake.js';
+import { feedbackScanner } from '../support/feedback-scan.js';
+import { fakeClient } from '../support/loop-on-github.js';
 
 /**
  * Trust by permission, not by association: a review or a `/school` command counts only from
@@ -18,23 +16,7 @@ function world(over: Partial<ScanOptions> = {}) {
   const sha = '1'.repeat(40);
   const pr = fake.openPull({ head: `school/issue-${issue.number}`, headSha: sha });
   const d: Delivered = { issue: issue.number, pr, crewId: 'crew-1', sha };
-  const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
-  let state: FeedbackState = feedbackFold.empty();
-  const scan = async () => {
-    const r = await scanFeedback({
-      port: octokitFeedback(client, 'o/r'),
-      state,
-      delivered: [d],
-      collect: 'all',
-      trust: parseConfig({}).curriculum.trust,
-      bots: [],
-      firstSince: '2025-12-31T00:00:00Z',
-      now: new Date(),
-      ...over,
-    });
-    for (const e of r.events) state = feedbackFold.apply(state, e);
-    return r;
-  };
+  const { scan } = feedbackScanner(fakeClient(fake), [d], () => over);
   return { fake, d, scan };
 }
 

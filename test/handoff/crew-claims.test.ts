@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
@@ -12,6 +11,7 @@ import { silentLogger } from '../../src/log.js';
 import { planStep } from '../../src/loop/steps.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { crewJobHandoff, makeSchool, writeIssues, type School } from '../regression/helpers.js';
+import { rewriteHandoff } from '../support/handoff.js';
 
 /**
  * Issue 34 (b): the grade job takes a crew job's handoff as data, and a runner the student took over
@@ -26,18 +26,8 @@ afterEach(() => {
 });
 
 /** Edits one events file of a handoff and its digest in the manifest, as a runner could. */
-function rewrite(out: string, file: string, edit: (lines: string[]) => string[]): void {
-  const path = join(out, 'events', file);
-  const before = existsSync(path) ? readFileSync(path, 'utf8').trim().split('\n').filter(Boolean) : [];
-  const text = edit(before).join('\n') + '\n';
-  writeFileSync(path, text);
-  const manifest = JSON.parse(readFileSync(join(out, 'handoff.json'), 'utf8'));
-  manifest.files[file] = {
-    sha256: createHash('sha256').update(text).digest('hex'),
-    bytes: Buffer.byteLength(text),
-  };
-  writeFileSync(join(out, 'handoff.json'), JSON.stringify(manifest));
-}
+const rewrite = (out: string, file: string, edit: (lines: string[]) => string[]) =>
+  rewriteHandoff(out, file, edit, { orEmpty: true });
 
 function spentBy(layout: StateLayout, crewId: string): number {
   return new EventLog<SpendEvent>(layout.file('spend'))

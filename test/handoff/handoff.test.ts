@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { handoffArtifactName } from '../../src/handoff/name.js';
 import { silentLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { crewJobHandoff, launcher, makeSchool, writeIssues, type School } from '../regression/helpers.js';
+import { rewriteHandoff } from '../support/handoff.js';
 
 /**
  * Safe outputs: a crew job hands on what it appended; a job that runs no student code imports it
@@ -44,18 +44,6 @@ async function crewJob(): Promise<{ restored: StateLayout; out: string; root: st
   return { restored: new StateLayout(restoredDir), out, root };
 }
 
-function rewrite(out: string, file: string, edit: (lines: string[]) => string[]): void {
-  const path = join(out, 'events', file);
-  const text = edit(readFileSync(path, 'utf8').trim().split('\n')).join('\n') + '\n';
-  writeFileSync(path, text);
-  const manifest = JSON.parse(readFileSync(join(out, 'handoff.json'), 'utf8'));
-  manifest.files[file] = {
-    sha256: createHash('sha256').update(text).digest('hex'),
-    bytes: Buffer.byteLength(text),
-  };
-  writeFileSync(join(out, 'handoff.json'), JSON.stringify(manifest));
-}
-
 describe('handoff of a crew job', () => {
   it("imports the daemon's finished crews, grading jobs, spend and bookbags; a replay adds nothing", async () => {
     const { restored, root } = await crewJob();
@@ -80,7 +68,7 @@ describe('handoff of a crew job', () => {
   it('refuses forged and tampered content and imports the rest', async () => {
     const { restored, out, root } = await crewJob();
     const other = Object.values(readCrewState(s!.layout).registry.crews).find((c) => c.daemon === 'd2')!;
-    rewrite(out, 'crews.jsonl', (lines) => [
+    rewriteHandoff(out, 'crews.jsonl', (lines) => [
       ...lines,
       // Another daemon's crew, declared finished by this job.
       JSON.stringify({
@@ -96,7 +84,7 @@ describe('handoff of a crew job', () => {
       }),
       'not json',
     ]);
-    rewrite(out, 'grading.jsonl', (lines) => [
+    rewriteHandoff(out, 'grading.jsonl', (lines) => [
       ...lines,
       JSON.stringify({
         key: 'graded:forged',
@@ -105,7 +93,7 @@ describe('handoff of a crew job', () => {
         data: { crewId: other.crewId, accepted: true },
       }),
     ]);
-    rewrite(out, 'school.jsonl', (lines) => [
+    rewriteHandoff(out, 'school.jsonl', (lines) => [
       ...lines,
       JSON.stringify({
         key: 'pause-cleared:x',
@@ -371,7 +359,7 @@ describe('a repair the crew job planned for its own failed crew', () => {
           ...data,
         },
       });
-    rewrite(out, 'crews.jsonl', (lines) => [
+    rewriteHandoff(out, 'crews.jsonl', (lines) => [
       ...lines,
       planned('c2-0000beef', 2, { repairOf: done.crewId }),
       planned('c2-0000cafe', 2, {}),

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { silentLogger } from '../../src/log.js';
 import { planStep } from '../../src/loop/steps.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { crewJobHandoff, makeSchool, writeIssues, type School } from '../regression/helpers.js';
+import { rewriteHandoff } from '../support/handoff.js';
 
 /**
  * A crew's end is never refused without an end being recorded for it: a crew job's handoff whose
@@ -21,18 +21,6 @@ afterEach(() => {
   s?.cleanup();
   s = undefined;
 });
-
-function rewrite(out: string, file: string, edit: (lines: string[]) => string[]): void {
-  const path = join(out, 'events', file);
-  const text = edit(readFileSync(path, 'utf8').trim().split('\n')).join('\n') + '\n';
-  writeFileSync(path, text);
-  const manifest = JSON.parse(readFileSync(join(out, 'handoff.json'), 'utf8'));
-  manifest.files[file] = {
-    sha256: createHash('sha256').update(text).digest('hex'),
-    bytes: Buffer.byteLength(text),
-  };
-  writeFileSync(join(out, 'handoff.json'), JSON.stringify(manifest));
-}
 
 describe('a refused crew.finished in a handoff', () => {
   it('is recorded as aborted with the refusal, and the slot is free for the next plan', async () => {
@@ -75,7 +63,7 @@ describe('a refused crew.finished in a handoff', () => {
     ];
     for (const [name, spoil, why] of cases) {
       writeFileSync(join(out, 'events', 'crews.jsonl'), original);
-      rewrite(out, 'crews.jsonl', (lines) => lines.map((l) => (finishedLine(l) ? spoil(l) : l)));
+      rewriteHandoff(out, 'crews.jsonl', (lines) => lines.map((l) => (finishedLine(l) ? spoil(l) : l)));
       const restored = new StateLayout(join(s.root, `grade-job-${name.replace(/ /g, '-')}`));
       cpSync(saved, restored.root, { recursive: true });
       const r = await importHandoffs(restored, root, { config: s.config, logger: silentLogger });

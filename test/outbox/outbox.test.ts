@@ -2,17 +2,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { createGitHubClient } from '../../src/github/client.js';
-import { drainAndDeliver } from '../support/drain-and-deliver.js';
+import { drainAndDeliver, drainFast } from '../support/drain-and-deliver.js';
 import { octokitPort } from '../../src/github/issues-port.js';
 import { Outbox, statusMarkerOf } from '../../src/outbox/outbox.js';
 import { crewLog } from '../../src/dispatch/registry.js';
-import type { CrewEvent } from '../../src/schemas/crew.js';
-import { event } from '../../src/state/event-log.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
 import { config, enqueueMany, fastGrade, job } from '../grading/helpers.js';
+import { finishedEvent, plannedEvent } from '../support/crew-events.js';
 
 const API = 'https://api.github.test';
 
@@ -75,22 +74,8 @@ describe('GitHub outbox (N7.2)', () => {
       await enqueueMany(layout, [job(42, 'crew-42')]);
       // The crew behind the job, so the issue has a status comment (the result comment's successor).
       await crewLog(layout).append([
-        event('crew.planned', 'p42', {
-          crewId: 'crew-42',
-          issueNumber: 42,
-          daemon: 'local',
-          agent: 'alpha',
-          weight: 'light',
-          fences: [],
-          repair: false,
-          attempt: 1,
-        }) as CrewEvent,
-        event('crew.finished', 'f42', {
-          crewId: 'crew-42',
-          issueNumber: 42,
-          outcome: 'succeeded',
-          reason: 'ok',
-        }) as CrewEvent,
+        plannedEvent('crew-42', 42, { daemon: 'local', weight: 'light' }, undefined, 'p42'),
+        finishedEvent('crew-42', 42, { reason: 'ok' }, undefined, 'f42'),
       ]);
       gh.labelFailures = 2; // both tries of the first drain
       gh.lostCommentAcks = 1;
@@ -118,13 +103,7 @@ describe('GitHub outbox (N7.2)', () => {
       expect(pending.map((p) => p.entry.kind)).toEqual(['labels']);
       expect(pending[0]!.lastError).toMatch(/502|Server Error/);
 
-      const second = await drainAndDeliver({
-        config: cfg,
-        layout,
-        logger: memoryLogger(),
-        github,
-        judging: { grade: fastGrade },
-      });
+      const second = await drainFast({ config: cfg, layout, github });
       expect(second.snapshot).toBe(0);
       expect(second.outboxDelivered).toBe(1);
       expect(second.outboxPending).toBe(0);
@@ -138,13 +117,7 @@ describe('GitHub outbox (N7.2)', () => {
 
       // A third drain has nothing left to send.
       const calls = gh.labelCalls;
-      const third = await drainAndDeliver({
-        config: cfg,
-        layout,
-        logger: memoryLogger(),
-        github,
-        judging: { grade: fastGrade },
-      });
+      const third = await drainFast({ config: cfg, layout, github });
       expect(third.outboxDelivered).toBe(0);
       expect(gh.labelCalls).toBe(calls);
       expect(gh.comments.get(42)).toHaveLength(1);
@@ -154,12 +127,7 @@ describe('GitHub outbox (N7.2)', () => {
   it('without a GitHub client the entries wait in the outbox', async () => {
     const layout = new StateLayout(`${tmp.path}/offline`);
     await enqueueMany(layout, [job(1, 'c1'), job(2, 'c2', { agent: 'beta' })]);
-    const r = await drainAndDeliver({
-      config: config(),
-      layout,
-      logger: memoryLogger(),
-      judging: { grade: fastGrade },
-    });
+    const r = await drainFast({ config: config(), layout });
     expect(r.outboxPending).toBe(2);
     const labels = new Outbox(layout).pending().map((p) => p.entry.labels);
     expect(labels).toEqual([['school:accepted'], ['school:rejected']]);

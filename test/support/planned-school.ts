@@ -4,6 +4,9 @@ import { resolveConfig } from '../../src/config/load.js';
 import type { SchoolConfig } from '../../src/config/schema.js';
 import { writeCurriculum } from '../../src/curriculum/store.js';
 import { recordHeartbeat } from '../../src/dispatch/fleet.js';
+import { planDispatch, type PlanInput, type PlanResult } from '../../src/dispatch/plan.js';
+import { memoryLogger } from '../../src/log.js';
+import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import type { CrewPlanned } from '../../src/schemas/crew.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { crewSucceeded } from './crew-events.js';
@@ -63,4 +66,30 @@ export async function deliveredIssue(
   await crewSucceeded(s.layout, crewId, d.issue, d.planned);
   await recordDelivered(s.layout, { issue: d.issue, crewId, pr: d.pr, sha: d.sha, repo: 'octo/school' });
   return crewId;
+}
+
+/**
+ * The plan as `school plan` makes it now: daemon d1 (class xl, 50 GiB free) has just reported, then
+ * the plan over `curriculum`; `over` adds to its input.
+ */
+export async function planNow(
+  s: Pick<SchoolOnDisk, 'config' | 'layout'>,
+  curriculum: CurriculumItem[],
+  over: Partial<PlanInput> = {},
+): Promise<PlanResult> {
+  const now = new Date();
+  await recordHeartbeat(s.layout, s.config, {
+    daemon: 'd1',
+    observedClass: 'xl',
+    freeDiskBytes: 50 * 1024 ** 3,
+    at: now,
+  });
+  return planDispatch({
+    config: s.config,
+    layout: s.layout,
+    curriculum,
+    clock: { now },
+    logger: memoryLogger(),
+    ...over,
+  });
 }
