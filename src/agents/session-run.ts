@@ -173,7 +173,7 @@ export class Session {
       },
       files: { log: paths.studentLog, brief: this.briefPath, usage: paths.usage, report: paths.report },
       prompt: this.prompt,
-      ...(resume ? { resume: { sessionId: resume, ...(this.meter ? { previous: this.meter } : {}) } } : {}),
+      ...(resume ? { resume: { sessionId: resume, previous: this.meter } } : {}),
       spawn: i.spawn,
       ...(i.sandboxed
         ? { sandboxed: i.check.verify && i.check.verifies ? { verify: i.check.verify } : {} }

@@ -155,8 +155,8 @@ export function octokitFeedback(client: GitHubClient, repository: string): Feedb
     async listChanged(q) {
       const r = await listIssues(client, api.repo, {
         state: 'all',
-        ...(q.since ? { since: q.since } : {}),
-        ...(q.etag ? { etag: q.etag } : {}),
+        since: q.since,
+        etag: q.etag,
       });
       api.count += r.requests;
       return r;
