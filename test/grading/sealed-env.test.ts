@@ -1,9 +1,10 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runSealedTests } from '../../src/grading/sealed.js';
 import type { Bookbag } from '../../src/bookbag/schema.js';
 import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
+import { envForEachTest } from '../support/host.js';
 
 /**
  * The code under test is not told it is being judged: the sealed command's environment carries no
@@ -19,19 +20,7 @@ const CANARIES = {
   SCHOOL_CREW_ID: 'c-canary',
   SCHOOL_WORKTREE: '/canary/worktree',
 };
-const saved: Record<string, string | undefined> = {};
-beforeEach(() => {
-  for (const [k, v] of Object.entries(CANARIES)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
-});
-afterEach(() => {
-  for (const k of Object.keys(CANARIES)) {
-    if (saved[k] === undefined) delete process.env[k];
-    else process.env[k] = saved[k];
-  }
-});
+envForEachTest(CANARIES);
 
 let repo: string;
 let baseSha: string;

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { filesContaining, loop, makeSchool, writeIssues, type School } from './helpers.js';
+import { envForEachTest } from '../support/host.js';
 
 /**
  * N4.x / "never leak a token": a student that behaves like a compromised coding agent. It plants
@@ -23,18 +24,8 @@ const CANARIES = {
 };
 
 let s: School | undefined;
-const saved: Record<string, string | undefined> = {};
-beforeEach(() => {
-  for (const [k, v] of Object.entries(CANARIES)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
-});
+envForEachTest(CANARIES);
 afterEach(() => {
-  for (const k of Object.keys(CANARIES)) {
-    if (saved[k] === undefined) delete process.env[k];
-    else process.env[k] = saved[k];
-  }
   s?.cleanup();
   s = undefined;
 });

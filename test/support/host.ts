@@ -1,3 +1,4 @@
+import { afterEach, beforeEach } from 'vitest';
 import type { HostEnv } from '../../src/process/run-context.js';
 
 /**
@@ -11,4 +12,24 @@ export function testHost(): HostEnv {
 /** PATH of the test process (empty when unset). */
 export function testPath(): string {
   return process.env.PATH ?? '';
+}
+
+/**
+ * Sets `vars` in the test process's environment before each test of the file and puts back what
+ * was there after it (unset where nothing was).
+ */
+export function envForEachTest(vars: Record<string, string>): void {
+  const saved: Record<string, string | undefined> = {};
+  beforeEach(() => {
+    for (const [k, v] of Object.entries(vars)) {
+      saved[k] = process.env[k];
+      process.env[k] = v;
+    }
+  });
+  afterEach(() => {
+    for (const k of Object.keys(vars)) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
+  });
 }
