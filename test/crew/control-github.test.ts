@@ -1,13 +1,11 @@
-import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryLogger } from '../../src/log.js';
 import { dispatchJob } from '../../src/loop/dispatch-job.js';
 import { GitHubFake } from '../support/github-fake.js';
 import { tempDir } from '../support/tmp.js';
-import { firstCrew } from '../support/first-crew.js';
+import { firstCrew, startLoop } from '../support/first-crew.js';
 import { killAll, noSandbox, processesWith, warnSkipped } from '../security/helpers.js';
 import { findFiles, logEvents, until } from '../support/wait-and-read.js';
 import { serveForFile } from '../support/github-server.js';
@@ -21,8 +19,6 @@ import { serveForFile } from '../support/github-server.js';
  */
 warnSkipped('/school stop from GitHub stops a running crew');
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const tmp = tempDir('school-control-github-');
 const fake = new GitHubFake({ now: () => new Date() });
 const server = serveForFile(fake, { tmp });
@@ -55,16 +51,8 @@ describe.skipIf(!!noSandbox)('/school stop from GitHub', () => {
     writeFileSync(student, WAITING);
     const state = join(crew.repo, '.school', 'state');
 
-    const loop = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/cli/index.ts'), 'loop'], {
-      cwd: crew.repo,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    loop.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    loop.stderr.on('data', (b: Buffer) => (out += b.toString()));
-    const exited = new Promise<number | null>((r) => loop.on('exit', (code) => r(code)));
-    leftovers.push(loop.pid!);
+    const loop = startLoop(crew.repo, env);
+    leftovers.push(loop.child.pid!);
     const started = await until(
       'the student to start',
       () => findFiles(join(crew.repo, '.school'), 'started.txt')[0],
@@ -110,7 +98,7 @@ describe.skipIf(!!noSandbox)('/school stop from GitHub', () => {
       on: 1,
       reason: 'it is going the wrong way',
     });
-    expect(await exited, out).toBe(0);
+    expect(await loop.exited, loop.out()).toBe(0);
     const finished = logEvents(join(state, 'crews.jsonl')).filter((e) => e.type === 'crew.finished');
     expect(finished).toHaveLength(1);
     expect(finished[0]!.data).toMatchObject({ outcome: 'cancelled', stoppedBy: '@maintainer' });

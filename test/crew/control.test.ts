@@ -1,10 +1,8 @@
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tmp.js';
-import { firstCrew } from '../support/first-crew.js';
+import { firstCrew, startLoop as startSchoolLoop } from '../support/first-crew.js';
 import { killAll, noSandbox, processesWith, warnSkipped } from '../security/helpers.js';
 import { findFiles, logEvents, until } from '../support/wait-and-read.js';
 
@@ -16,8 +14,6 @@ import { findFiles, logEvents, until } from '../support/wait-and-read.js';
  */
 warnSkipped('school crew stop|steer reach a running crew');
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const tmp = tempDir('school-crew-control-');
 afterAll(() => tmp.cleanup());
 const leftovers: number[] = [];
@@ -46,17 +42,9 @@ const waiting = (first = 'not yet') =>
 
 /** `school loop` as a background process of the repository, with its output collected. */
 function startLoop(repo: string, env: Record<string, string>) {
-  const loop = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/cli/index.ts'), 'loop'], {
-    cwd: repo,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  loop.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  loop.stderr.on('data', (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<number | null>((r) => loop.on('exit', (code) => r(code)));
-  leftovers.push(loop.pid!);
-  return { exited, out: () => out };
+  const loop = startSchoolLoop(repo, env);
+  leftovers.push(loop.child.pid!);
+  return loop;
 }
 
 describe.skipIf(!!noSandbox)('school crew stop|steer', () => {

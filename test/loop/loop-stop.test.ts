@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { childGroups } from '../../src/loop/stop.js';
 import { tempDir } from '../support/tmp.js';
-import { firstCrew } from '../support/first-crew.js';
+import { firstCrew, startLoop } from '../support/first-crew.js';
 import { killAll, noSandbox, processesWith, warnSkipped } from '../security/helpers.js';
 import { until } from '../support/wait-and-read.js';
 
@@ -18,8 +16,6 @@ import { until } from '../support/wait-and-read.js';
  */
 warnSkipped('stopping school loop stops its crews');
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const tmp = tempDir('school-loop-stop-');
 afterAll(() => tmp.cleanup());
 const leftovers: number[] = [];
@@ -52,18 +48,8 @@ describe.skipIf(!!noSandbox)('school loop: SIGTERM stops its crews', () => {
     writeFileSync(student, SLOW);
     const state = join(crew.repo, '.school', 'state');
 
-    const loop = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/cli/index.ts'), 'loop'], {
-      cwd: crew.repo,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    loop.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    loop.stderr.on('data', (b: Buffer) => (out += b.toString()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
-      loop.on('exit', (code, signal) => r({ code, signal })),
-    );
-    leftovers.push(loop.pid!);
+    const loop = startLoop(crew.repo, env);
+    leftovers.push(loop.child.pid!);
 
     // The student runs: its runner is a child group of the loop, the student a process of its own.
     const students = await until('the student to start', () => {
@@ -71,17 +57,17 @@ describe.skipIf(!!noSandbox)('school loop: SIGTERM stops its crews', () => {
       return p.length ? p : undefined;
     });
     leftovers.push(...students);
-    const runners = childGroups(loop.pid!);
-    expect(runners.length, out).toBeGreaterThan(0);
+    const runners = childGroups(loop.child.pid!);
+    expect(runners.length, loop.out()).toBeGreaterThan(0);
     leftovers.push(...runners);
 
     // The runner names this school's state in its command line (its spec): what is checked after.
-    expect(processesWith(join(crew.repo, '.school')).length, out).toBeGreaterThan(0);
+    expect(processesWith(join(crew.repo, '.school')).length, loop.out()).toBeGreaterThan(0);
 
-    loop.kill('SIGTERM');
-    const end = await exited;
-    expect(end.code, out).toBe(143);
-    expect(out).toContain('SIGTERM received');
+    loop.child.kill('SIGTERM');
+    const end = await loop.ended;
+    expect(end.code, loop.out()).toBe(143);
+    expect(loop.out()).toContain('SIGTERM received');
 
     // Nothing the loop started survives it: the runner's group, the student (and its sandbox).
     const desc = (pid: number) => {
@@ -92,7 +78,7 @@ describe.skipIf(!!noSandbox)('school loop: SIGTERM stops its crews', () => {
       }
     };
     for (const pid of [...runners, ...students])
-      expect(alive(pid), `pid ${pid} survived: ${desc(pid)}\n${out}`).toBe(false);
+      expect(alive(pid), `pid ${pid} survived: ${desc(pid)}\n${loop.out()}`).toBe(false);
     expect(processesWith(student)).toEqual([]);
     // (Other tests on the machine run crew runners too: this school's are those naming its state.)
     expect(processesWith(join(crew.repo, '.school'))).toEqual([]);

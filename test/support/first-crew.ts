@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -101,4 +101,30 @@ export function firstCrew(
     return { code: r.status, out: `${r.stdout}${r.stderr}` };
   };
   return { repo, config, write, school };
+}
+
+export interface LoopProcess {
+  child: ChildProcess;
+  /** What it printed so far (stdout and stderr). */
+  out(): string;
+  /** Its exit code once it exits. */
+  exited: Promise<number | null>;
+  /** Its exit code and signal once it exits. */
+  ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** `school loop` through the real CLI as a background process in `repo`, with exactly `env`. */
+export function startLoop(repo: string, env: Record<string, string>): LoopProcess {
+  const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/cli/index.ts'), 'loop'], {
+    cwd: repo,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('exit', (code, signal) => r({ code, signal })),
+  );
+  return { child, out: () => out, exited: ended.then((e) => e.code), ended };
 }
