@@ -3,8 +3,8 @@
  *
  * Every error the school throws on purpose is a `SchoolError` with a stable `code` from
  * `ERROR_CODES` below: the one list of what can go wrong, and the strings logs, alerts and tests may
- * match. A class that carries its folder's types or helpers (a git result, a secret finding) lives
- * next to the code that throws it, and its code is still listed here. A new class picks (or adds) a
+ * match. A class lives next to the code that throws it, where its callers import it from (moving it
+ * here would only move imports); its code is listed here all the same. A new class picks (or adds) a
  * code here and sets it with `override readonly code = '…'`; an error without a class of its own
  * passes `{ code }` to `SchoolError`.
  */
@@ -60,6 +60,9 @@ export const ERROR_CODES = {
   handoff: 'A handoff bundle could not be imported (src/handoff).',
   'board-data': 'A file the board reads is not in the shape it wrote (src/board).',
   'example-repo': 'The example repository cannot be laid at its target (`ExampleRepoError`).',
+  // The classes of src/delivery, src/dispatch, src/crew, src/loop and lab/simulate named below do
+  // not set these yet: they report `school` (or no code, where the class still extends Error) until
+  // each extends SchoolError and sets its code with `override readonly code`.
   // src/delivery
   delivery: 'A delivery step failed (`DeliveryError`).',
   'delivery-refused': 'A delivery was refused: the change is not the one graded (`DeliveryRefusedError`).',
