@@ -1,13 +1,13 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bookbagSchema } from '../../src/bookbag/schema.js';
-import { startGitHubServer } from '../support/github-fake.js';
-import { git, initRepo, tempDir } from '../support/tmp.js';
+import { git, tempDir } from '../support/tmp.js';
 import { fakeOnOrigin } from './fake.js';
 import { LoopRunner, type LoopRun } from './loop.js';
-import { bundle, ROOT, type RunContext } from './runner.js';
+import { ROOT } from './runner.js';
+import { bundleLoop, requireBundles, seedOrigin } from '../support/e2e-school.js';
 
 /**
  * A revision through the committed bundles, following the workflow's data flow (docs/delivery.md,
@@ -25,7 +25,6 @@ let origin = '';
 const fake = fakeOnOrigin(TOKEN, () => origin);
 let server: { url: string; close(): Promise<void> };
 let loop: LoopRunner;
-let base: Omit<RunContext, 'runId'>;
 const runs: LoopRun[] = [];
 let issue = 0;
 
@@ -46,22 +45,10 @@ const schoolYml = stringify({
 });
 
 beforeAll(async () => {
-  for (const name of ['checkpoint-state', 'fetch-curriculum', 'dispatch-crew', 'drain-grading']) {
-    if (!existsSync(bundle(name))) throw new Error(`${bundle(name)} is missing: run npm run build`);
-  }
-  const seed = initRepo(join(tmp.path, 'seed'), { 'README.md': '# project\n', 'school.yml': schoolYml });
-  origin = join(tmp.path, 'origin.git');
-  git(tmp.path, 'clone', '-q', '--bare', seed, origin);
+  requireBundles();
+  origin = seedOrigin(tmp.path, { 'README.md': '# project\n', 'school.yml': schoolYml });
   issue = fake.addIssue({ title: 'Add helper31', body: 'A helper that returns 31.', user: 'octo' }).number;
-  server = await startGitHubServer(fake);
-  base = {
-    apiUrl: server.url,
-    token: TOKEN,
-    repository: `${fake.owner}/${fake.repo}`,
-    origin,
-    root: tmp.path,
-  };
-  loop = new LoopRunner(base, fake);
+  ({ server, loop } = await bundleLoop(fake, { origin, root: tmp.path, token: TOKEN }));
 }, SLOW);
 
 afterAll(async () => {
