@@ -7,10 +7,10 @@ import { ScoreLedger } from '../../src/grading/ledger.js';
 import { silentLogger } from '../../src/log.js';
 import { planStep } from '../../src/loop/steps.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
-import { event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { curriculumItem } from '../support/items.js';
 import { tempDir } from '../support/tmp.js';
+import { finishedEvent, plannedEvent, startedEvent } from '../support/crew-events.js';
 
 /**
  * Issue 36, item 2, through the step `school dispatch`, the loop and the action run: the learning
@@ -101,39 +101,9 @@ describe('learning choice in a plan (item 2)', () => {
       for (let i = 0; i < 20; i++) {
         const crewId = `c${++n}-0000000${agent.length}`;
         crewEvents.push(
-          event(
-            'crew.planned',
-            `planned:${crewId}`,
-            {
-              crewId,
-              issueNumber: n,
-              daemon: 'd1',
-              agent,
-              weight: 'standard',
-              fences: [],
-              repair: false,
-              attempt: 1,
-            },
-            at,
-          ),
-          event(
-            'crew.started',
-            `started:${crewId}`,
-            {
-              crewId,
-              daemon: 'd1',
-              slot: 0,
-              worktree: '/w',
-              owner: { kind: 'local' as const, host: 'h', pid: 1 },
-            },
-            at,
-          ),
-          event(
-            'crew.finished',
-            `finished:${crewId}`,
-            { crewId, issueNumber: n, outcome: 'succeeded' as const, reason: 'done' },
-            at,
-          ),
+          plannedEvent(crewId, n, { agent }, at),
+          startedEvent(crewId, {}, at),
+          finishedEvent(crewId, n, {}, at),
         );
         await recordSpend(s.layout, `turn:${crewId}`, { costUsd: usd, crewId, issueNumber: n, agent }, at);
         scores.push({

@@ -5,10 +5,10 @@ import { crewLog, readRegistry } from '../../src/dispatch/registry.js';
 import { memoryLogger } from '../../src/log.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
-import { event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
 import { GiB, config, item } from './helpers.js';
+import { finishedEvent, plannedEvent, startedEvent } from '../support/crew-events.js';
 
 const dirs: Array<{ cleanup(): void }> = [];
 afterEach(() => dirs.splice(0).forEach((d) => d.cleanup()));
@@ -54,37 +54,15 @@ async function history(
     minutes.flatMap((m, i): CrewEvent[] => {
       const crewId = `c${900 + i}-0000000${i}`;
       const start = new Date(t0 + i * 3600_000);
-      const base = { crewId, issueNumber: 900 + i };
+      const issue = 900 + i;
       return [
-        event('crew.planned', `planned:${crewId}`, {
-          ...base,
-          daemon: 'd1',
+        plannedEvent(crewId, issue, {
           agent,
-          weight: 'standard',
-          fences: [],
-          repair: false,
-          attempt: 1,
           // As a plan records it: the issue has left the curriculum, its estimate is kept here.
           cell: cells[i] ?? { domain: 'general', difficulty: 2, size: 30 },
         }),
-        event(
-          'crew.started',
-          `started:${crewId}`,
-          {
-            crewId,
-            daemon: 'd1',
-            slot: 0,
-            worktree: '/w',
-            owner: { kind: 'local' as const, host: 'h', pid: 1 },
-          },
-          start,
-        ),
-        event(
-          'crew.finished',
-          `finished:${crewId}`,
-          { ...base, outcome: 'succeeded' as const, reason: 'ok' },
-          new Date(start.getTime() + m * 60_000),
-        ),
+        startedEvent(crewId, {}, start),
+        finishedEvent(crewId, issue, { reason: 'ok' }, new Date(start.getTime() + m * 60_000)),
       ];
     }),
   );
