@@ -60,9 +60,6 @@ export const ERROR_CODES = {
   handoff: 'A handoff bundle could not be imported (src/handoff).',
   'board-data': 'A file the board reads is not in the shape it wrote (src/board).',
   'example-repo': 'The example repository cannot be laid at its target (`ExampleRepoError`).',
-  // The classes of src/delivery, src/dispatch, src/crew, src/loop and lab/simulate named below do
-  // not set these yet: they report `school` (or no code, where the class still extends Error) until
-  // each extends SchoolError and sets its code with `override readonly code`.
   // src/delivery
   delivery: 'A delivery step failed (`DeliveryError`).',
   'delivery-refused': 'A delivery was refused: the change is not the one graded (`DeliveryRefusedError`).',

@@ -15,6 +15,7 @@ import type { RunOutcome, SimSlot, Workload } from './workload.js';
  *   the interrupted issue goes back in the backlog; runs already going carry on.
  */
 export class SimulationError extends SchoolError {
+  override readonly code = 'simulation';
   constructor(message: string) {
     super(message);
     this.name = 'SimulationError';

@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { CleanCheckoutOptions } from '../grading/judge-verify.js';
-import { LockError } from '../errors.js';
+import { LockError, SchoolError } from '../errors.js';
 import { childEnv } from '../process/env.js';
 import { runGit } from '../process/git.js';
 import { runProcess, type RunResult } from '../process/run.js';
@@ -66,7 +66,8 @@ export const git: Git = async (cwd, args) => {
 };
 
 /** The base could not be checked out: the school's failure (its repository lacks the commit). */
-export class CheckoutError extends Error {
+export class CheckoutError extends SchoolError {
+  override readonly code = 'checkout';
   constructor(message: string) {
     super(message);
     this.name = 'CheckoutError';

@@ -17,6 +17,7 @@ import {
   singleFlight,
 } from './checkout-run.js';
 import { removeTree } from './slot-reset.js';
+import { SchoolError } from '../errors.js';
 
 /**
  * The dependencies of a base (`dispatch.install`), installed once per base, install command and
@@ -32,7 +33,8 @@ import { removeTree } from './slot-reset.js';
 export const INSTALL_RETRY_MS = 10 * 60_000;
 
 /** The install failed; `missing` when a program it needed was not there (src/sandbox/not-found.ts). */
-export class InstallFailedError extends Error {
+export class InstallFailedError extends SchoolError {
+  override readonly code = 'install-failed';
   constructor(
     message: string,
     readonly missing?: MissingProgram,

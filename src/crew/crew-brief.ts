@@ -11,6 +11,7 @@ import { removeTreeSync } from '../process/remove-tree.js';
 import { ensureRevisionBase, revisionBrief } from './revision.js';
 import { continueInterrupted, previousRuns, relevantObservations, repairEvidence } from './continuity.js';
 import type { Sandbox } from '../sandbox/index.js';
+import { SchoolError } from '../errors.js';
 
 /**
  * Before the student: the slot pre-verified at the base (N4.1), then the brief — the issue, an
@@ -19,7 +20,8 @@ import type { Sandbox } from '../sandbox/index.js';
  */
 
 /** Ends the crew before its student runs, with this reason (the crew is `aborted`). */
-export class AbortCrew extends Error {
+export class AbortCrew extends SchoolError {
+  override readonly code = 'crew-aborted';
   constructor(m: string) {
     super(m);
     this.name = 'AbortCrew';

@@ -1,7 +1,8 @@
-import { SchoolError } from '../errors.js';
+import { SchoolError, type ErrorCode } from '../errors.js';
 
 /** A classroom cannot run crews on this machine (a binary is missing, the repository is absent). */
 export class ClassroomUnavailableError extends SchoolError {
+  override readonly code: ErrorCode = 'classroom-unavailable';
   constructor(message: string) {
     super(message);
     this.name = 'ClassroomUnavailableError';
@@ -10,6 +11,7 @@ export class ClassroomUnavailableError extends SchoolError {
 
 /** N4.1: the worktree holds something that is not the crew's baseline. Nothing runs. */
 export class DirtyWorktreeError extends SchoolError {
+  override readonly code = 'dirty-worktree';
   constructor(
     readonly worktree: string,
     readonly findings: readonly string[],
@@ -25,6 +27,7 @@ export class DirtyWorktreeError extends SchoolError {
 
 /** Another driver already runs this daemon on this state directory (seed 002: one driver). */
 export class DriverBusyError extends SchoolError {
+  override readonly code = 'driver-busy';
   constructor(message: string) {
     super(message);
     this.name = 'DriverBusyError';
@@ -38,6 +41,7 @@ export class DriverBusyError extends SchoolError {
  * `MAX_ORPHANINGS` orphanings in a row stop it (N7.1, src/dispatch/history.ts).
  */
 export class ClassroomInterruptedError extends SchoolError {
+  override readonly code = 'classroom-interrupted';
   constructor(message: string) {
     super(message);
     this.name = 'ClassroomInterruptedError';

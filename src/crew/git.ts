@@ -82,6 +82,7 @@ export const MAX_CHANGE_BYTES = BOOKBAG_FILE_BOUNDS.diff;
 
 /** The crew's change is over MAX_CHANGE_BYTES: the crew failed, its change is not kept. */
 export class ChangeTooLargeError extends SchoolError {
+  override readonly code = 'change-too-large';
   constructor(readonly max: number) {
     super(
       `the change is over ${Math.round(max / 1024 / 1024)} MiB as a patch (the most a crew hands on); nothing of it was kept`,

@@ -19,6 +19,7 @@ import { baseTree, foreignOf, nestedGitEntries, shownPath, walkTree } from './tr
 
 /** A nested repository in a student's tree could not be removed: no host git may run there. */
 export class NestedRepositoryError extends SchoolError {
+  override readonly code = 'nested-repository';
   constructor(
     readonly worktree: string,
     readonly paths: readonly string[],

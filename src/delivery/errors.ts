@@ -1,7 +1,8 @@
-import { SchoolError } from '../errors.js';
+import { SchoolError, type ErrorCode } from '../errors.js';
 
 /** A delivery that failed this time (git, network): the outbox keeps it and retries. */
 export class DeliveryError extends SchoolError {
+  override readonly code = 'delivery';
   constructor(message: string) {
     super(message);
     this.name = 'DeliveryError';
@@ -13,6 +14,7 @@ export class DeliveryError extends SchoolError {
  * empty, or the crew was not accepted. The outbox records it as refused and stops retrying.
  */
 export class DeliveryRefusedError extends SchoolError {
+  override readonly code: ErrorCode = 'delivery-refused';
   constructor(message: string) {
     super(message);
     this.name = 'DeliveryRefusedError';
@@ -25,6 +27,7 @@ export class DeliveryRefusedError extends SchoolError {
  * The school's error — the bytes were carried or applied otherwise — never pushed, an alert.
  */
 export class DeliveredTreeError extends DeliveryRefusedError {
+  override readonly code = 'delivered-tree';
   constructor(message: string) {
     super(message);
     this.name = 'DeliveredTreeError';

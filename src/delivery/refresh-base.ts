@@ -44,6 +44,7 @@ const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 /** A refresh base that cannot be made here: a commit missing from the checkout, or git refusing. */
 export class RefreshBaseError extends SchoolError {
+  override readonly code = 'refresh-base';
   constructor(message: string) {
     super(message);
     this.name = 'RefreshBaseError';

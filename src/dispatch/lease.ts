@@ -8,6 +8,7 @@ import { localLiveness } from './liveness.js';
 
 /** A crew could not be claimed: already started elsewhere, its issue is running, or no slot. */
 export class ClaimRefusedError extends SchoolError {
+  override readonly code = 'claim-refused';
   constructor(
     readonly crewId: string,
     readonly reason: string,

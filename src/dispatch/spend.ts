@@ -64,6 +64,7 @@ export function utcDay(at: Date | string): string {
 
 /** A ledger row that is well-formed JSON but not a usable amount: the cap cannot be judged. */
 export class SpendLedgerError extends SchoolError {
+  override readonly code = 'spend-ledger-corrupt';
   constructor(message: string) {
     super(message);
     this.name = 'SpendLedgerError';

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { groupAlive, killGroup } from '../process/group.js';
+import { SchoolError } from '../errors.js';
 
 /**
  * Stopping `school loop` (SIGINT from a terminal, SIGTERM from a service manager or `kill`). Every
@@ -30,7 +31,8 @@ export interface LoopStop {
 }
 
 /** Thrown by the loop when it stops between its stages because it was told to. */
-export class LoopStoppedError extends Error {
+export class LoopStoppedError extends SchoolError {
+  override readonly code = 'loop-stopped';
   constructor(reason: string) {
     super(reason);
     this.name = 'LoopStoppedError';

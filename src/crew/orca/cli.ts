@@ -55,6 +55,7 @@ export interface OrcaReply {
  * `not_orca` (the screen reader), `invalid_reply`, `call_timeout`.
  */
 export class OrcaUnavailableError extends ClassroomUnavailableError {
+  override readonly code = 'orca-unavailable';
   constructor(
     readonly orcaCode: string,
     message: string,
