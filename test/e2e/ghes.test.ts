@@ -7,12 +7,11 @@ import { http, HttpResponse, type HttpHandler } from 'msw';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify } from 'yaml';
 import { onGhes } from '../../src/github/actions-services.js';
-import { examplePaths, prepareExampleRepo } from '../../src/examples/prepare.js';
-import { startGitHubServer } from '../support/github-fake.js';
-import { git, tempDir } from '../support/tmp.js';
+import { examplePaths } from '../../src/examples/prepare.js';
+import { tempDir } from '../support/tmp.js';
 import { ActionsFake } from './fake.js';
 import { LoopRunner, type LoopRun } from './loop.js';
-import { bundle, type RunContext } from './runner.js';
+import { bundleLoop, exampleConfig, exampleOrigin, requireBundles } from '../support/e2e-school.js';
 
 /**
  * GitHub Enterprise Server: the loop's jobs through the committed bundles with the environment a
@@ -48,32 +47,16 @@ let loop: LoopRunner;
 const runs: LoopRun[] = [];
 
 beforeAll(async () => {
-  for (const name of ['checkpoint-state', 'fetch-curriculum', 'dispatch-crew', 'drain-grading'])
-    if (!existsSync(bundle(name))) throw new Error(`${bundle(name)} is missing: run npm run build`);
-  const example = prepareExampleRepo(join(tmp.path, 'example'));
-  const config = parseYaml(readFileSync(examplePaths().config, 'utf8')) as Record<string, unknown> & {
-    curriculum: Record<string, unknown>;
-    agents: Array<{ command: string[] }>;
-  };
-  delete config.repoPath;
-  delete config.curriculum.issuesFile;
-  config.agents[0]!.command = ['node', examplePaths().student, '{brief}'];
-  writeFileSync(join(example.path, 'school.yml'), stringify(config));
-  git(example.path, '-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', 'add', 'school.yml');
-  git(example.path, '-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', 'commit', '-qm', 'school');
-  const origin = join(tmp.path, 'origin.git');
-  git(tmp.path, 'clone', '-q', '--bare', example.path, origin);
+  requireBundles();
+  const origin = exampleOrigin(tmp.path, stringify(exampleConfig()));
   fake.loadIssues(examplePaths().issues);
-  server = await startGitHubServer(fake);
-  const base: Omit<RunContext, 'runId'> = {
-    apiUrl: `${server.url}/api/v3`,
-    serverUrl: SERVER,
-    token: TOKEN,
-    repository: `${fake.owner}/${fake.repo}`,
+  ({ server, loop } = await bundleLoop(fake, {
     origin,
     root: tmp.path,
-  };
-  loop = new LoopRunner(base, fake);
+    token: TOKEN,
+    api: '/api/v3',
+    serverUrl: SERVER,
+  }));
 }, SLOW);
 
 afterAll(async () => {

@@ -1,15 +1,13 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { data, Evaluator, Lexer, Parser } from '@actions/expressions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse as parseYaml, stringify } from 'yaml';
-import { examplePaths, prepareExampleRepo } from '../../src/examples/prepare.js';
-import { startGitHubServer } from '../support/github-fake.js';
-import { git, tempDir } from '../support/tmp.js';
+import { stringify } from 'yaml';
+import { examplePaths } from '../../src/examples/prepare.js';
+import { tempDir } from '../support/tmp.js';
 import { parseWorkflowYaml } from '../workflows/rules.js';
 import { ActionsFake } from './fake.js';
 import { LoopRunner } from './loop.js';
-import { bundle, type RunContext } from './runner.js';
+import { bundleLoop, exampleConfig, exampleOrigin, requireBundles } from '../support/e2e-school.js';
 
 /**
  * A first run on a GitHub-hosted runner (fleet.daemons[].hosted: ubuntu-latest), as `school init`
@@ -30,14 +28,7 @@ const wf = parseWorkflowYaml(readFileSync('.github/workflows/school-loop.yml', '
 
 /** The example school with one daemon on ubuntu-latest, as `school init` writes a first one. */
 function schoolYml(): string {
-  const config = parseYaml(readFileSync(examplePaths().config, 'utf8')) as Record<string, unknown> & {
-    curriculum: Record<string, unknown>;
-    agents: Array<{ command: string[] }>;
-    dispatch: Record<string, unknown>;
-  };
-  delete config.repoPath;
-  delete config.curriculum.issuesFile;
-  config.agents[0]!.command = ['node', examplePaths().student, '{brief}'];
+  const config = exampleConfig();
   config.fleet = { daemons: [{ id: 'local', hosted: 'ubuntu-latest', worktrees: 2 }] };
   config.dispatch.maxCrews = 2;
   return stringify(config);
@@ -56,27 +47,12 @@ function runsOn(job: string, outputs: Record<string, string>, daemon: string): u
 }
 
 beforeAll(async () => {
-  for (const name of ['checkpoint-state', 'fetch-curriculum', 'dispatch-crew', 'drain-grading'])
-    if (!existsSync(bundle(name))) throw new Error(`${bundle(name)} is missing: run npm run build`);
-  const example = prepareExampleRepo(join(tmp.path, 'example'));
-  writeFileSync(join(example.path, 'school.yml'), schoolYml());
-  const id = ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid'];
-  git(example.path, ...id, 'add', 'school.yml');
-  git(example.path, ...id, 'commit', '-qm', 'school');
-  const origin = join(tmp.path, 'origin.git');
-  git(tmp.path, 'clone', '-q', '--bare', example.path, origin);
+  requireBundles();
+  const origin = exampleOrigin(tmp.path, schoolYml());
   // GitHub reads a pull request's head from the repository: here, the bare origin delivery pushes to.
   fake.origin = origin;
   fake.loadIssues(examplePaths().issues);
-  server = await startGitHubServer(fake);
-  const base: Omit<RunContext, 'runId'> = {
-    apiUrl: server.url,
-    token: TOKEN,
-    repository: `${fake.owner}/${fake.repo}`,
-    origin,
-    root: tmp.path,
-  };
-  loop = new LoopRunner(base, fake);
+  ({ server, loop } = await bundleLoop(fake, { origin, root: tmp.path, token: TOKEN }));
 }, SLOW);
 
 afterAll(async () => {
