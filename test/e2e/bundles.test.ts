@@ -1,13 +1,12 @@
-import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { parse as parseYaml, stringify } from 'yaml';
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { examplePaths, prepareExampleRepo } from '../../src/examples/prepare.js';
-import { startGitHubServer } from '../support/github-fake.js';
+import { examplePaths } from '../../src/examples/prepare.js';
 import { git, tempDir } from '../support/tmp.js';
 import { ActionsFake } from './fake.js';
 import { LoopRunner, type LoopRun } from './loop.js';
-import { bundle, type RunContext } from './runner.js';
+import { type RunContext } from './runner.js';
+import { bundleLoop, exampleConfig, exampleOrigin, requireBundles } from '../support/e2e-school.js';
 
 /**
  * The committed bundles end to end, as the runner executes them (docs/workflows.md): each step is
@@ -39,38 +38,16 @@ const SLOW = 240_000;
 
 /** The example's school.yml as a repository using the reusable workflow would have it. */
 function schoolYml(): string {
-  const config = parseYaml(readFileSync(examplePaths().config, 'utf8')) as Record<string, unknown> & {
-    curriculum: Record<string, unknown>;
-    agents: Array<{ command: string[] }>;
-  };
-  delete config.repoPath; // the workspace is the repository the school works on
-  delete config.curriculum.issuesFile; // issues come from the (fake) GitHub API
-  config.agents[0]!.command = ['node', examplePaths().student, '{brief}'];
-  return stringify(config);
+  return stringify(exampleConfig());
 }
 
 beforeAll(async () => {
-  for (const name of ['checkpoint-state', 'fetch-curriculum', 'dispatch-crew', 'drain-grading']) {
-    if (!existsSync(bundle(name))) throw new Error(`${bundle(name)} is missing: run npm run build`);
-  }
-  const example = prepareExampleRepo(join(tmp.path, 'example'));
-  writeFileSync(join(example.path, 'school.yml'), schoolYml());
-  git(example.path, '-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', 'add', 'school.yml');
-  git(example.path, '-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', 'commit', '-qm', 'school');
-  const origin = join(tmp.path, 'origin.git');
-  git(tmp.path, 'clone', '-q', '--bare', example.path, origin);
+  requireBundles();
+  const origin = exampleOrigin(tmp.path, schoolYml());
   // GitHub reads a pull request's head from the repository: here, the bare origin delivery pushes to.
   fake.origin = origin;
   fake.loadIssues(examplePaths().issues);
-  server = await startGitHubServer(fake);
-  base = {
-    apiUrl: server.url,
-    token: TOKEN,
-    repository: `${fake.owner}/${fake.repo}`,
-    origin,
-    root: tmp.path,
-  };
-  loop = new LoopRunner(base, fake);
+  ({ server, base, loop } = await bundleLoop(fake, { origin, root: tmp.path, token: TOKEN }));
 }, SLOW);
 
 afterAll(async () => {
