@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { claimCrew, type ClaimContext } from '../src/dispatch/claims.js';
+import { claimCrew, type ClaimContext } from '../src/dispatch/leases/claims.js';
 import { actionsClaimPort } from '../src/github/actions-services.js';
 import type { CrewEvent } from '../src/schemas/crew.js';
 import { EventLog, event } from '../src/state/event-log.js';

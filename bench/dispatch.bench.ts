@@ -1,8 +1,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { CAPACITY_CLASSES, type CapacityClass } from '../src/config/schema.js';
-import { admit, type AdmissionDaemon, type AdmissionInput } from '../src/dispatch/admission.js';
-import { orderCandidates, type Candidate } from '../src/dispatch/order.js';
+import { admit, type AdmissionDaemon, type AdmissionInput } from '../src/dispatch/gates/admission.js';
+import { orderCandidates, type Candidate } from '../src/dispatch/choice/order.js';
 import { parseConfig } from '../src/config/load.js';
 import type { Bench, BenchFigure } from './types.js';
 

@@ -8,7 +8,7 @@
  * Goal: ≤ 100 ms per crew and ≤ 5 % of a 60-second crew.
  */
 import { testPath } from '../test/support/host.js';
-import { runCrew } from '../src/crew/crew.js';
+import { runCrew } from '../src/crew/run/crew.js';
 import { silentLogger } from '../src/log.js';
 import { keyProxyMeterSchema, sandboxLimitsSchema, type SchoolConfig } from '../src/config/schema.js';
 import { requireSandbox } from '../src/sandbox/probe.js';

@@ -7,7 +7,7 @@
  * (its own first, then the other daemons', in plan order: docs/dispatch.md "One queue per run"), a
  * run's crew ends reaching the office at its grade, and the next run started at once when work
  * waits — and the local loop (`school loop`: continuous refill, no job limit).
- * The office predicts as the plan does (dispatch/predict.ts): from the records of the workload's
+ * The office predicts as the plan does (dispatch/choice/predict.ts): from the records of the workload's
  * earlier cycles (its history: the same hidden failure rates per domain × difficulty) and of the
  * backlog's runs as they end, each issue's minutes and chance of a repair, which tail-guard weighs;
  * "before" is the same order on the size estimates alone, measured on the same workload.

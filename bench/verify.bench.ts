@@ -1,5 +1,5 @@
 /**
- * What verifying on a clean checkout costs (src/crew/clean-checkout.ts), against the same command run
+ * What verifying on a clean checkout costs (src/crew/checkout/clean-checkout.ts), against the same command run
  * directly in the same checkout, both in the sandbox, measured in the same round:
  *  - the repository: the embedded example (src/examples) plus a `node_modules` of some size (a
  *    stand-in install writes 200 packages of 12 files, about 2,400 files and 5 MB; the tests require
@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../src/config/load.js';
-import { installedDependencies, verifyOnCleanCheckout } from '../src/crew/clean-checkout.js';
+import { installedDependencies, verifyOnCleanCheckout } from '../src/crew/checkout/clean-checkout.js';
 import type { CleanCheckoutOptions } from '../src/grading/judge-verify.js';
 import { childEnv } from '../src/process/env.js';
 import { runProcess } from '../src/process/run.js';

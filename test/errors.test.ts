@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, SchoolError } from '../src/errors.js';
-import { AbortCrew } from '../src/crew/crew-brief.js';
+import { AbortCrew } from '../src/crew/run/crew-brief.js';
 import { LoopStoppedError } from '../src/loop/stop.js';
 import { DeliveredTreeError, DeliveryRefusedError } from '../src/delivery/errors.js';
 

@@ -3,7 +3,7 @@ import { batchPolicy, fifoPolicy } from './baselines.js';
 import { DEFAULT_DEPLOYED, simulateDeployed, type Cadence, type DeployedWorkflow } from './deployed.js';
 import { simulate, type SimResult } from './engine.js';
 import { measure, type PolicyMetrics } from './metrics.js';
-import { quickCut } from '../../src/dispatch/order.js';
+import { quickCut } from '../../src/dispatch/choice/order.js';
 import { createOffice } from './office-adapter.js';
 import { resolveSimOptions, type SimOptions, type SimOptionsInput } from './options.js';
 import { oraclePolicy } from './oracle.js';

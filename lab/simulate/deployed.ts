@@ -1,6 +1,6 @@
 import { DEFAULT_JOB_TIMEOUT_MINUTES, type DispatchOrder } from '../../src/config/schema.js';
 import { nextCycle } from '../../src/dispatch/next-cycle.js';
-import { quickCut } from '../../src/dispatch/order.js';
+import { quickCut } from '../../src/dispatch/choice/order.js';
 import { SimulationError, type SimResult } from './engine.js';
 import { MinHeap } from './heap.js';
 import { createOffice } from './office-adapter.js';
@@ -367,7 +367,7 @@ class DeployedLoop {
   }
 
   /**
-   * An Actions crew job with standby crews (dispatch/standby.ts): it takes what was planned for its
+   * An Actions crew job with standby crews (dispatch/gates/standby.ts): it takes what was planned for its
    * daemon when it starts, launches as slots free while a crew timeout plus the reserve fit, and
    * what it did not start goes back to the backlog (the next plan cancels it and plans the issue
    * again).
@@ -482,7 +482,7 @@ class DeployedLoop {
 
   /**
    * An Actions plan: the first wave onto the free slots and the standby behind it, balanced by
-   * predicted work — the office's own standby pass (dispatch/standby.ts), for a full job.
+   * predicted work — the office's own standby pass (dispatch/gates/standby.ts), for a full job.
    */
   private planStandby(capacity: (d: Daemon) => number, chain = 0): void {
     if (this.now < this.log.pausedUntil || this.ready.size === 0) return;
@@ -541,7 +541,7 @@ class DeployedLoop {
     const job = d.job?.run ? d.job : undefined;
     if (!job) return this.addToBacklog(next);
     const full: ReadyItem = { ...next, id: `${item.issue.number}#${next.run}`, seq: this.seq++ };
-    // A crew job plans the repair of its own failed crew and starts it next (dispatch/standby.ts).
+    // A crew job plans the repair of its own failed crew and starts it next (dispatch/gates/standby.ts).
     if ((this.o.repairInJob ?? true) && this.office.jobRepair(item)) return void job.crews.unshift(full);
     this.afterGrade(job.run, [full]);
   }

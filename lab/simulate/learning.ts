@@ -1,8 +1,8 @@
 import { parseConfig } from '../../src/config/load.js';
 import type { SchoolConfig } from '../../src/config/schema.js';
 import { ConfigError } from '../../src/errors.js';
-import { choiceRule, chooserFor, type Chooser } from '../../src/dispatch/assign.js';
-import { RecordBook, type RecordCrew } from '../../src/dispatch/record.js';
+import { choiceRule, chooserFor, type Chooser } from '../../src/dispatch/choice/assign.js';
+import { RecordBook, type RecordCrew } from '../../src/dispatch/choice/record.js';
 import { scoresOf } from '../../src/grading/feedback.js';
 import { ledgerFold, type LedgerState, type ScoreEvent } from '../../src/grading/ledger.js';
 import { event } from '../../src/state/event-log.js';
@@ -13,7 +13,7 @@ import { createRng, type Rng } from './prng.js';
  * chance of a merged pull request per domain and difficulty, and whose cost per crew, are hidden
  * from the school; one backlog; four ways of choosing the agent for each issue:
  *
- * - `greedy`: the product's `Chooser` (src/dispatch/assign.ts `chooserFor`) under
+ * - `greedy`: the product's `Chooser` (src/dispatch/choice/assign.ts `chooserFor`) under
  *   `dispatch.choice: greedy`, over the real ledger fold (top blended score, unscored = 0.5);
  * - `random`: a seeded uniform pick;
  * - `oracle`: knows the truth and the backlog, sends the agent maximizing true merge chance − λ* ×

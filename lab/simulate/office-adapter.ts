@@ -1,11 +1,11 @@
 import type { AgentConfig, DispatchOrder } from '../../src/config/schema.js';
-import { admit, type AdmissionDaemon, type AdmissionInput } from '../../src/dispatch/admission.js';
-import { admitStandby, sharedEligible, jobRepair } from '../../src/dispatch/standby.js';
-import { issueStates } from '../../src/dispatch/history.js';
-import { orderCandidates, type Candidate } from '../../src/dispatch/order.js';
-import { Predictor } from '../../src/dispatch/predict.js';
-import { RecordBook, type LedgerCounts, type RecordCrew } from '../../src/dispatch/record.js';
-import type { CrewRecord } from '../../src/dispatch/registry.js';
+import { admit, type AdmissionDaemon, type AdmissionInput } from '../../src/dispatch/gates/admission.js';
+import { admitStandby, sharedEligible, jobRepair } from '../../src/dispatch/gates/standby.js';
+import { issueStates } from '../../src/dispatch/logs/history.js';
+import { orderCandidates, type Candidate } from '../../src/dispatch/choice/order.js';
+import { Predictor } from '../../src/dispatch/choice/predict.js';
+import { RecordBook, type LedgerCounts, type RecordCrew } from '../../src/dispatch/choice/record.js';
+import type { CrewRecord } from '../../src/dispatch/logs/registry.js';
 import type { CrewOutcome } from '../../src/schemas/crew.js';
 import type { FreeDaemon, Office } from './ours.js';
 import type { NextStep, ReadyItem } from './policy.js';
@@ -50,7 +50,7 @@ export interface OfficeOptions {
   /** `dispatch.order`; absent: smallest-first (the configuration defaults to tail-guard). */
   order?: DispatchOrder;
   /**
-   * Predictions from the records, as the plan makes them (dispatch/predict.ts): the office keeps a
+   * Predictions from the records, as the plan makes them (dispatch/choice/predict.ts): the office keeps a
    * score ledger and crew log of every run that ended — those of `history` (earlier cycles, ended
    * before minute 0) and the backlog's own as they end — and gives each candidate the predicted
    * minutes and, with `risk`, the chance of a repair of its agent × domain × difficulty. Absent:
@@ -76,7 +76,7 @@ export interface SimOffice extends Office {
   jobRepair(item: ReadyItem): boolean;
   /**
    * An Actions plan (plan.ts `decide` with `standby`): the first wave onto the free slots, then the
-   * real standby pass (dispatch/standby.ts `admitStandby`) behind it. Item id → daemon for each,
+   * real standby pass (dispatch/gates/standby.ts `admitStandby`) behind it. Item id → daemon for each,
    * and for each standby crew the daemons whose crew jobs may claim it (standby.ts `sharedEligible`,
    * the plan's `eligible`: docs/dispatch.md, "One queue per run"), its planned daemon first.
    */
@@ -249,7 +249,7 @@ class SimulatedOffice implements SimOffice {
 /**
  * The office's records as the school keeps them: a score ledger's counts (a run that ended with a
  * success is graded and accepted, a failure graded and not accepted, a usage limit not graded) and a
- * crew log with each crew's minutes, folded into the record book (dispatch/record.ts) whenever a
+ * crew log with each crew's minutes, folded into the record book (dispatch/choice/record.ts) whenever a
  * prediction is asked after a run ended.
  */
 class SimRecords {

@@ -1,7 +1,7 @@
 import { CAPACITY_CLASSES, type CapacityClass } from '../../src/config/schema.js';
 import { classRank } from './options.js';
 import { SimulationError } from './engine.js';
-import { tailGuardThreshold } from '../../src/dispatch/order.js';
+import { tailGuardThreshold } from '../../src/dispatch/choice/order.js';
 import type { DecideContext, Launch, NextStep, PolicyFactory, ReadyItem, SimPolicy } from './policy.js';
 import type { RunOutcome, SimSlot, Workload } from './workload.js';
 
@@ -50,7 +50,7 @@ export interface Office {
  */
 export interface OfficePolicyOptions {
   /**
-   * The office orders with `dispatch.order: tail-guard` (src/dispatch/order.ts): the window must
+   * The office orders with `dispatch.order: tail-guard` (src/dispatch/choice/order.ts): the window must
    * then also show the items large enough to be promoted, from the tail of each class.
    */
   tailGuard?: boolean;

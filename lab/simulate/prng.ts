@@ -1,4 +1,4 @@
-import { sfc32 } from '../../src/dispatch/posterior.js';
+import { sfc32 } from '../../src/dispatch/choice/posterior.js';
 
 /**
  * A small seeded PRNG for the fleet simulator: the same seed gives the same workload on every

@@ -1,5 +1,5 @@
-import { claimOrder } from '../../src/dispatch/claims.js';
-import type { CrewRecord, CrewRegistry } from '../../src/dispatch/registry.js';
+import { claimOrder } from '../../src/dispatch/leases/claims.js';
+import type { CrewRecord, CrewRegistry } from '../../src/dispatch/logs/registry.js';
 import { AGENT, crewIdOf } from './office-adapter.js';
 import type { ReadyItem } from './policy.js';
 
@@ -7,7 +7,7 @@ import type { ReadyItem } from './policy.js';
  * One GitHub run's shared standby crews (docs/dispatch.md, "One queue per run"), held as the crew
  * registry holds them: each `crew.planned` with `queued: true`, its planned daemon and the daemons
  * whose crew jobs may claim it (`eligible`, the planned one first), in plan order. Which crew a job
- * takes next is the real rule, src/dispatch/claims.ts `claimOrder`: its own first, then the other
+ * takes next is the real rule, src/dispatch/leases/claims.ts `claimOrder`: its own first, then the other
  * daemons', each in plan order, skipping what it may not run or what is taken. A claim here always
  * wins: the simulation's events are sequential, so two jobs never race for one crew (the artifact
  * name does that on GitHub).

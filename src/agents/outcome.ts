@@ -9,7 +9,7 @@ import { describeMissing, type MissingAt } from '../sandbox/index.js';
  * The student contract's result signals (command agents). Seed 002: a usage/credit limit and a
  * service overload are not failed runs — a limit pauses, an overload is retried later. They are the
  * student's word, so a limit pauses its agent alone, for at most `dispatch.agentPauseMaxMinutes`
- * (src/dispatch/pause.ts). A student reports them by exit code (75 = usage limit,
+ * (src/dispatch/gates/pause.ts). A student reports them by exit code (75 = usage limit,
  * 76 = overloaded; 75 is EX_TEMPFAIL) or by a first line `school-result: usage-limit` /
  * `school-result: overloaded` in its report file.
  */

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/schema.js';
-import type { ProbeResult } from '../dispatch/limit-probe.js';
+import type { ProbeResult } from '../dispatch/leases/limit-probe.js';
 import { childEnv } from '../process/env.js';
 import { removeTreeSync } from '../process/remove-tree.js';
 import type { HostEnv } from '../process/run-context.js';
@@ -17,7 +17,7 @@ import { runTurn } from './run.js';
 import { quietCli } from './session-run.js';
 
 /**
- * The school's own limit probe (src/dispatch/limit-probe.ts decides what it confirms): the agent run
+ * The school's own limit probe (src/dispatch/leases/limit-probe.ts decides what it confirms): the agent run
  * once as its crews run it, with a trivial request and no issue text, outside any student's worktree.
  */
 

@@ -102,7 +102,7 @@ export class Session {
       };
       r.noTurn = true;
       // A revision's delivered session, restored for a resume no turn used: the session this crew
-      // hands on, so the next revision resumes it (src/crew/session-resume.ts keeps it again).
+      // hands on, so the next revision resumes it (src/crew/run/session-resume.ts keeps it again).
       if (this.resuming) {
         r.session = this.resuming.sessionId;
         if (this.resuming.meter) r.meter = this.resuming.meter;
@@ -239,7 +239,7 @@ export class Session {
     // The reported cost counts against the crew's budget beyond the metered, never more than is left.
     const cost = boundTurnCost(i.agent, r.ending.usage ?? {}, left, metered);
     r.ending = { ...r.ending, usage: cost.usage };
-    // The row holds what was left, the reported figure beside it (src/dispatch/spend.ts).
+    // The row holds what was left, the reported figure beside it (src/dispatch/gates/spend.ts).
     const reported = { ...cost.usage, costUsd: cost.reportedUsd };
     await recordCrewSpend(i.spend.layout, i.spend.of, reported, r.corrections, {
       ...(left !== undefined ? { maxUsd: Math.max(0, left - metered) } : {}),
@@ -271,7 +271,7 @@ export class Session {
     // Capped on disk, and read no further than the cap: never the whole of what a check printed.
     const log = redactText(readLogText(i.paths.verifyLog, i.limits.logMaxBytes));
     r.verificationLog = log;
-    // The verdict is the clean checkout's, against the base (src/crew/clean-checkout.ts); a runner
+    // The verdict is the clean checkout's, against the base (src/crew/checkout/clean-checkout.ts); a runner
     // that gives none (an older one, a test's) is judged on its exit. The school's failure is no pass.
     const passed =
       !v.environment && v.notApplied === undefined && (v.passed ?? (v.exitCode === 0 && !v.timedOut));

@@ -41,7 +41,7 @@ export interface SessionInput {
   revision?: { resume: { sessionId: string; promptPath: string; meter?: SessionMeter } } | { fresh: string };
   /**
    * Before each turn (0 the first, n the n-th correction): what people asked of the running crew
-   * since the last turn (src/crew/control.ts), a section appended to that turn's prompt; undefined
+   * since the last turn (src/crew/run/control.ts), a section appended to that turn's prompt; undefined
    * when nobody did.
    */
   steer?: (turn: number) => Promise<string | undefined>;
@@ -104,7 +104,7 @@ export interface SessionCheck {
 }
 
 /**
- * A verification's result (src/crew/clean-checkout.ts): the run, and its verdict against the base —
+ * A verification's result (src/crew/checkout/clean-checkout.ts): the run, and its verdict against the base —
  * `passed` (absent: exit 0 decides), or `environment` when the failure is the school's.
  */
 export type VerifyRun = {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Pricing, SchoolConfig } from '../config/schema.js';
-import { budgetStandings, type BudgetStanding } from '../dispatch/budgets.js';
-import { readSpend, recordSpend, type SpendEvent, type SpendState } from '../dispatch/spend.js';
+import { budgetStandings, type BudgetStanding } from '../dispatch/gates/budgets.js';
+import { readSpend, recordSpend, type SpendEvent, type SpendState } from '../dispatch/gates/spend.js';
 import type { MeteredUsage, MeterRefusal, ProxyMeter } from '../sandbox/index.js';
 import { EventLog } from '../state/event-log.js';
 import type { StateLayout } from '../state/layout.js';

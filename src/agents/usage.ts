@@ -1,7 +1,7 @@
 import { readUntrustedFile } from '../security/untrusted-file.js';
 import { usageSchema, type Usage } from '../bookbag/schema.js';
 import { finiteOr } from '../security/sanitize.js';
-import { recordSpend } from '../dispatch/spend.js';
+import { recordSpend } from '../dispatch/gates/spend.js';
 import type { StateLayout } from '../state/layout.js';
 import type { AgentConfig } from '../config/schema.js';
 import { finiteRound, priceTokens, type TurnEnding } from './ending.js';

@@ -1,6 +1,6 @@
-import type { CrewRegistry } from '../dispatch/registry.js';
-import { RecordBook, recordKey, type LedgerCounts, type RecordCrew } from '../dispatch/record.js';
-import type { SpendState } from '../dispatch/spend.js';
+import type { CrewRegistry } from '../dispatch/logs/registry.js';
+import { RecordBook, recordKey, type LedgerCounts, type RecordCrew } from '../dispatch/choice/record.js';
+import type { SpendState } from '../dispatch/gates/spend.js';
 import type { FeedbackState } from '../feedback/log.js';
 import type { QueueState } from '../grading/queue.js';
 import { byCodePoint } from '../state/fold.js';
@@ -10,7 +10,7 @@ import type { BoardIssue, CostRow, CostTable, CostWindow } from './model.js';
  * What each agent's work cost, per domain (issue 36, item 1): crews, accepted crews, merged pull
  * requests, spend, and spend per accepted crew and per merged pull request, with the trend (crews
  * finished in the last TREND_DAYS days against the TREND_DAYS before). One record book
- * (src/dispatch/record.ts), the one the learning choice reads, folded over the crews the state
+ * (src/dispatch/choice/record.ts), the one the learning choice reads, folded over the crews the state
  * holds: finished crews the registry keeps (compaction drops older ones), their verdicts from the
  * grading queue, their settled pull requests and their spend (the crew's turns and its reviews).
  * Every figure of a row counts the same crews, so spend / accepted is what an accepted crew cost,

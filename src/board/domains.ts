@@ -1,6 +1,6 @@
-import { fleetStatus } from '../dispatch/fleet.js';
-import type { CrewRegistry } from '../dispatch/registry.js';
-import type { SchoolState } from '../dispatch/school-log.js';
+import { fleetStatus } from '../dispatch/fleet/fleet.js';
+import type { CrewRegistry } from '../dispatch/logs/registry.js';
+import type { SchoolState } from '../dispatch/logs/school-log.js';
 import type { SchoolConfig } from '../config/schema.js';
 import { leaderboard, type LedgerState } from '../grading/ledger.js';
 import { queueFold, type QueueEvent, type QueueState } from '../grading/queue.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { crewFold, type CrewRecord, type CrewRegistry } from '../dispatch/registry.js';
-import { schoolFold } from '../dispatch/school-log.js';
-import { spendFold } from '../dispatch/spend.js';
+import { crewFold, type CrewRecord, type CrewRegistry } from '../dispatch/logs/registry.js';
+import { schoolFold } from '../dispatch/logs/school-log.js';
+import { spendFold } from '../dispatch/gates/spend.js';
 import { ledgerFold } from '../grading/ledger.js';
 import { outboxFold, type OutboxEvent, type OutboxState } from '../outbox/outbox.js';
 import type { JobState, QueueEvent, QueueState } from '../grading/queue.js';

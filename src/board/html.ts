@@ -1,7 +1,7 @@
 import { contestLine } from './contests.js';
 import { controlLine } from './controls.js';
 import { h } from './escape.js';
-import { budgetLine } from '../dispatch/budgets.js';
+import { budgetLine } from '../dispatch/gates/budgets.js';
 import {
   age,
   costCells,
@@ -117,7 +117,7 @@ function control(view: SchoolView): string {
   const cleared = view.pauses.lastCleared
     ? `<p>Last pause cleared ${h(view.pauses.lastCleared.at)}: ${h(view.pauses.lastCleared.reason)}</p>`
     : '';
-  // Back-pressure on review (src/dispatch/back-pressure.ts): the line the plan prints.
+  // Back-pressure on review (src/dispatch/gates/back-pressure.ts): the line the plan prints.
   const review = view.review
     ? `<p class="${view.review.full || view.review.agents.some((a) => a.full) ? 'pause' : ''}" data-testid="review" data-waiting="${view.review.waiting}">${h(view.review.line[0]!.toUpperCase() + view.review.line.slice(1))}</p>`
     : '';

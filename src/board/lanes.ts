@@ -4,8 +4,8 @@ import {
   type IssueState,
   type Requeues,
   type VerdictLookup,
-} from '../dispatch/history.js';
-import type { CrewRecord, CrewRegistry } from '../dispatch/registry.js';
+} from '../dispatch/logs/history.js';
+import type { CrewRecord, CrewRegistry } from '../dispatch/logs/registry.js';
 import type { JobState, QueueState } from '../grading/queue.js';
 import type { SchoolConfig } from '../config/schema.js';
 import { untrustedReason } from '../curriculum/trust.js';
@@ -16,13 +16,13 @@ import { clip } from './format.js';
 import { LANES, LANE_LABELS, type BoardIssue, type BoardItem, type Lane, type LaneId } from './model.js';
 
 export const STOP_REASON = 'repair-stopped-after-two-failures';
-/** N7.1: the board's reason for an issue stopped by consecutive orphanings (src/dispatch/history.ts). */
+/** N7.1: the board's reason for an issue stopped by consecutive orphanings (src/dispatch/logs/history.ts). */
 export const ORPHAN_STOP_REASON =
   "stopped-after-orphanings: its classroom kept losing its crews (Orca crashed or restarted); not the student's failures; `school requeue` once the daemon is fixed";
-/** The board's reason for an issue stopped by usage limits only its students reported (src/dispatch/history.ts). */
+/** The board's reason for an issue stopped by usage limits only its students reported (src/dispatch/logs/history.ts). */
 export const LIMIT_CLAIMS_STOP_REASON =
   'limit-claims-stopped: its crews kept ending with a usage limit only the agent reported, not the API; each paused its agent; `school requeue` once the issue is looked at';
-/** The board's reason for an issue stopped by unconfirmed limit claims (src/dispatch/history.ts). */
+/** The board's reason for an issue stopped by unconfirmed limit claims (src/dispatch/logs/history.ts). */
 export const LIMIT_UNCONFIRMED_STOP_REASON =
   'stopped-after-unconfirmed-limit-claims: its crews kept claiming a usage limit nothing confirmed (limit_unconfirmed); the agent was never paused; `school dead-letters requeue issue:N` once the issue is looked at';
 const TITLE_MAX = 200;

@@ -1,11 +1,11 @@
 import type { ContestLine } from './contests.js';
 import type { ControlLine } from './controls.js';
 import type { SchoolAlert } from './alerts.js';
-import type { BudgetStanding } from '../dispatch/budgets.js';
-import type { ReviewLoad } from '../dispatch/back-pressure.js';
-import type { CrewRegistry } from '../dispatch/registry.js';
-import type { SchoolState } from '../dispatch/school-log.js';
-import type { SpendState } from '../dispatch/spend.js';
+import type { BudgetStanding } from '../dispatch/gates/budgets.js';
+import type { ReviewLoad } from '../dispatch/gates/back-pressure.js';
+import type { CrewRegistry } from '../dispatch/logs/registry.js';
+import type { SchoolState } from '../dispatch/logs/school-log.js';
+import type { SpendState } from '../dispatch/gates/spend.js';
 import type { LedgerState } from '../grading/ledger.js';
 import type { FeedbackState } from '../feedback/log.js';
 import type { HumanFigures } from './humans.js';
@@ -201,7 +201,7 @@ export interface SchoolView {
   contests?: ContestLine[];
   spend: { spentUsd: number; capUsd?: number; reached: boolean; fraction?: number };
   /**
-   * Every budget and what it has left (src/dispatch/budgets.ts): each running crew's, the school's
+   * Every budget and what it has left (src/dispatch/gates/budgets.ts): each running crew's, the school's
    * and each agent's daily budget (this UTC day), the school-wide cap.
    */
   budgets: BudgetStanding[];
@@ -213,7 +213,7 @@ export interface SchoolView {
    */
   alerts?: SchoolAlert[];
   /**
-   * Back-pressure on review (src/dispatch/back-pressure.ts): the delivered pull requests waiting for
+   * Back-pressure on review (src/dispatch/gates/back-pressure.ts): the delivered pull requests waiting for
    * review, the new issues in progress, the limits and the agents they hold, with the line the
    * plan prints. Absent while no delivered pull request waits.
    */

@@ -1,7 +1,7 @@
 import { contestLine } from './contests.js';
 import { controlLine } from './controls.js';
 import { escapeCell } from '../curriculum/summary.js';
-import { budgetLine } from '../dispatch/budgets.js';
+import { budgetLine } from '../dispatch/gates/budgets.js';
 import {
   age,
   clip,

@@ -2,7 +2,7 @@ import { contestLine } from './contests.js';
 import { controlLine } from './controls.js';
 import { renderText } from '../grading/report.js';
 import { redactText } from '../security/redact.js';
-import { budgetLine } from '../dispatch/budgets.js';
+import { budgetLine } from '../dispatch/gates/budgets.js';
 import {
   age,
   clip,

@@ -1,20 +1,20 @@
 import { contestLines } from './contests.js';
 import type { SchoolConfig } from '../config/schema.js';
-import type { CrewRegistry } from '../dispatch/registry.js';
+import type { CrewRegistry } from '../dispatch/logs/registry.js';
 import { redact, redactText } from '../security/redact.js';
 import { schoolAlerts } from './alerts.js';
 import type { StateLayout } from '../state/layout.js';
 import { controlLines } from './controls.js';
-import { budgetStandings } from '../dispatch/budgets.js';
+import { budgetStandings } from '../dispatch/gates/budgets.js';
 import { loadBoardSources } from './board-fold.js';
 import { costTable } from './costs.js';
 import { daemonLoads, leaderCells, leaderRows, queued } from './domains.js';
 import { buildLanes, cleanText } from './lanes.js';
 import { humanFigures, humanScore, type HumanFigures } from './humans.js';
 import { ignoredFeedback } from '../feedback/revisions.js';
-import { openPullRequests, reviewLine, reviewLoad } from '../dispatch/back-pressure.js';
-import { pauseStatusOf } from '../dispatch/pause.js';
-import type { ActivePause } from '../dispatch/school-log.js';
+import { openPullRequests, reviewLine, reviewLoad } from '../dispatch/gates/back-pressure.js';
+import { pauseStatusOf } from '../dispatch/gates/pause.js';
+import type { ActivePause } from '../dispatch/logs/school-log.js';
 import {
   IGNORED_SHOWN,
   LANES,
@@ -133,7 +133,7 @@ export function viewOf(
 }
 
 /**
- * Back-pressure on review, as the plan counts it (src/dispatch/back-pressure.ts): shown while a
+ * Back-pressure on review, as the plan counts it (src/dispatch/gates/back-pressure.ts): shown while a
  * delivered pull request waits. Unread feedback cannot tell merged from open: nothing is shown.
  */
 function reviewOf(config: SchoolConfig, sources: BoardSources): Pick<SchoolView, 'review'> {
@@ -147,7 +147,7 @@ function reviewOf(config: SchoolConfig, sources: BoardSources): Pick<SchoolView,
 
 /**
  * The pauses in force at `now`, the school's and each agent's, and the last clear: one reading of
- * `school.jsonl` (src/dispatch/pause.ts `pauseStatusOf`) for the board, `school status` and
+ * `school.jsonl` (src/dispatch/gates/pause.ts `pauseStatusOf`) for the board, `school status` and
  * `school pause --status`. Reasons are cleaned for the board.
  */
 export function pauseFacts(school: BoardSources['school'], now: Date): SchoolView['pauses'] {

@@ -49,7 +49,7 @@ export const verificationRecordSchema = z.object({
   diffSha: z.string(),
   timedOut: z.boolean().default(false),
   /**
-   * The school's failure, not the crew's (src/crew/base-run.ts): the install failed, a program or
+   * The school's failure, not the crew's (src/crew/checkout/base-run.ts): the install failed, a program or
    * the runner was missing, the run was killed by a signal, or the base itself fails and no named
    * results tell the crew's part apart. No verdict is passed on the crew (docs/grading.md).
    */
@@ -85,7 +85,7 @@ export const verificationRecordSchema = z.object({
   reset: z.array(z.string()).optional(),
 });
 export type VerificationRecord = z.infer<typeof verificationRecordSchema>;
-/** What a verification run says beyond its exit: the record's optional fields (src/crew/base-run.ts). */
+/** What a verification run says beyond its exit: the record's optional fields (src/crew/checkout/base-run.ts). */
 export type VerificationFindings = Pick<
   VerificationRecord,
   'environment' | 'notApplied' | 'base' | 'failToPass' | 'passToPass' | 'passToPassCount' | 'broken' | 'reset'

@@ -4,9 +4,9 @@
  * fold is not registered is kept whole (never trimmed), so forgetting a line here costs size, not
  * state.
  */
-import '../dispatch/registry.js';
-import '../dispatch/school-log.js';
-import '../dispatch/spend.js';
+import '../dispatch/logs/registry.js';
+import '../dispatch/logs/school-log.js';
+import '../dispatch/gates/spend.js';
 import '../grading/queue.js';
 import '../grading/ledger.js';
 import '../outbox/outbox.js';

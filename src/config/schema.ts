@@ -511,7 +511,7 @@ export const sealedResultsSchema = z
   .describe('Named results: the sealed judge passes on the test report, so an early exit fails.');
 
 /**
- * dispatch.verifyResults: the verification's named results (src/crew/base-run.ts), read with the
+ * dispatch.verifyResults: the verification's named results (src/crew/checkout/base-run.ts), read with the
  * same reporters as grading.sealedResults, so a crew is graded on the difference from the base.
  */
 export const verifyResultsSchema = z

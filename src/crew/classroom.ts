@@ -10,9 +10,15 @@ import {
   collectDiff,
   slotGitDirs,
   type CollectedDiff,
-} from './git.js';
-import { requireProcFs, which } from './host.js';
-import { clearHint, markInService, markOutOfService, outOfService, removeTree } from './slot-reset.js';
+} from './checkout/git.js';
+import { requireProcFs, which } from './machine/host.js';
+import {
+  clearHint,
+  markInService,
+  markOutOfService,
+  outOfService,
+  removeTree,
+} from './checkout/slot-reset.js';
 import type { Confined } from '../sandbox/index.js';
 import { hostEnvOf } from '../process/env.js';
 import type { RunOptions, RunResult } from '../process/run.js';

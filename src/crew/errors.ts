@@ -38,7 +38,7 @@ export class DriverBusyError extends SchoolError {
  * The classroom lost the crew under it (the Orca runtime went down, restarted or stopped answering):
  * the student was stopped and its unfinished change is not graded. The crew ends `aborted` and
  * `orphaned` with this message: not the student's failed run; the issue is planned again, and
- * `MAX_ORPHANINGS` orphanings in a row stop it (N7.1, src/dispatch/history.ts).
+ * `MAX_ORPHANINGS` orphanings in a row stop it (N7.1, src/dispatch/logs/history.ts).
  */
 export class ClassroomInterruptedError extends SchoolError {
   override readonly code = 'classroom-interrupted';

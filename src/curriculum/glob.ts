@@ -10,7 +10,7 @@ import picomatch from 'picomatch';
  *   `docs/a.md`), as in `.gitignore`. A plain name without a slash (`README.md`) is a root path.
  *
  * Extglobs (`@(a|b)`) and a leading `!` (negation) are not syntax here: both are literal, which keeps
- * the fences' literal-prefix overlap check (src/dispatch/fences.ts) sound. Dot files match.
+ * the fences' literal-prefix overlap check (src/dispatch/gates/fences.ts) sound. Dot files match.
  */
 const OPTIONS = { dot: true, noextglob: true, nonegate: true, windows: false } as const;
 const META = /[*?[{]/;

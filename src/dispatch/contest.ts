@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { AgentConfig, SchoolConfig } from '../config/schema.js';
 import type { ContestPlan } from '../schemas/crew.js';
-import type { Admitted, Refusal } from './admission.js';
-import type { VerdictLookup } from './history.js';
-import type { Candidate } from './order.js';
-import type { CrewRecord } from './registry.js';
+import type { Admitted, Refusal } from './gates/admission.js';
+import type { VerdictLookup } from './logs/history.js';
+import type { Candidate } from './choice/order.js';
+import type { CrewRecord } from './logs/registry.js';
 
 /**
  * Contests for hard issues (`dispatch.contest`, docs/dispatch.md "Contests"): a coding issue at or

@@ -4,11 +4,11 @@ import { untrustedReason } from '../curriculum/trust.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
 import { event } from '../state/event-log.js';
 import type { StateLayout } from '../state/layout.js';
-import { issueStates, type VerdictLookup } from './history.js';
-import { describePauses, pauseStatus } from './pause.js';
-import { readRegistry, type CrewRegistry } from './registry.js';
-import { schoolLog, readSchool } from './school-log.js';
-import { totalSpend } from './spend.js';
+import { issueStates, type VerdictLookup } from './logs/history.js';
+import { describePauses, pauseStatus } from './gates/pause.js';
+import { readRegistry, type CrewRegistry } from './logs/registry.js';
+import { schoolLog, readSchool } from './logs/school-log.js';
+import { totalSpend } from './gates/spend.js';
 import type { RunContext } from '../process/run-context.js';
 
 /**

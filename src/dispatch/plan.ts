@@ -36,7 +36,7 @@ import { CAPACITY_CLASSES, ROLES, type SchoolConfig } from '../config/schema.js'
 import { CorruptStateError, message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CurriculumItem } from '../schemas/curriculum.js';
-import type { JobLiveness } from './lease.js';
+import type { JobLiveness } from './leases/lease.js';
 import type { CrewEvent, CrewPlanned, LeaseOwner } from '../schemas/crew.js';
 import { finiteOr } from '../security/sanitize.js';
 import { audit } from '../state/audit.js';
@@ -49,15 +49,15 @@ import {
   type AdmissionInput,
   type Admitted,
   type Refusal,
-} from './admission.js';
-import { admitStandby, capUsage, sharedEligible, typicalCrewMs } from './standby.js';
-import { choiceRule, chooserFor, type ChoiceRule, type ScoreLookup } from './assign.js';
-import { RecordBook, type LedgerCounts } from './record.js';
-import { cleanFences } from './fences.js';
+} from './gates/admission.js';
+import { admitStandby, capUsage, sharedEligible, typicalCrewMs } from './gates/standby.js';
+import { choiceRule, chooserFor, type ChoiceRule, type ScoreLookup } from './choice/assign.js';
+import { RecordBook, type LedgerCounts } from './choice/record.js';
+import { cleanFences } from './gates/fences.js';
 import { completeContests, contestPlans, expandContests } from './contest.js';
 import { untrustedReason } from '../curriculum/trust.js';
-import { fleetStatus, type DaemonStatus } from './fleet.js';
-import { READY, issueStates, type VerdictLookup } from './history.js';
+import { fleetStatus, type DaemonStatus } from './fleet/fleet.js';
+import { READY, issueStates, type VerdictLookup } from './logs/history.js';
 import { decideRevision, type RevisionRequest } from './revision.js';
 import {
   limited,
@@ -66,12 +66,12 @@ import {
   ReviewRoom,
   type OpenPullRequest,
   type ReviewLoad,
-} from './back-pressure.js';
-import { orderCandidates, quickCut, type Candidate } from './order.js';
-import { Predictor } from './predict.js';
-import { describeAgentPauses, describePauses, pendingPauses, splitPauses } from './pause.js';
-import { askOwners, reconcile, type Reconciled } from './reconcile.js';
-import { activeCrews, crewFold, crewLog, readRegistry, type CrewRegistry } from './registry.js';
+} from './gates/back-pressure.js';
+import { orderCandidates, quickCut, type Candidate } from './choice/order.js';
+import { Predictor } from './choice/predict.js';
+import { describeAgentPauses, describePauses, pendingPauses, splitPauses } from './gates/pause.js';
+import { askOwners, reconcile, type Reconciled } from './leases/reconcile.js';
+import { activeCrews, crewFold, crewLog, readRegistry, type CrewRegistry } from './logs/registry.js';
 import {
   activePauses,
   schoolFold,
@@ -79,19 +79,19 @@ import {
   type ActivePause,
   type SchoolEvent,
   type SchoolState,
-} from './school-log.js';
-import { SpendLedgerError, readSpend, type SpendEvent } from './spend.js';
-import { dailyBudgets, hasDailyBudgets, type DailyBudgets } from './budgets.js';
+} from './logs/school-log.js';
+import { SpendLedgerError, readSpend, type SpendEvent } from './gates/spend.js';
+import { dailyBudgets, hasDailyBudgets, type DailyBudgets } from './gates/budgets.js';
 import { EventLog } from '../state/event-log.js';
-import { writeCrewRunsView } from './view.js';
+import { writeCrewRunsView } from './logs/view.js';
 
-export type { Refusal, RefusalCode } from './admission.js';
-export type { ScoreLookup } from './assign.js';
-export type { LedgerCounts } from './record.js';
-export type { VerdictLookup } from './history.js';
-export type { Reconciled } from './reconcile.js';
+export type { Refusal, RefusalCode } from './gates/admission.js';
+export type { ScoreLookup } from './choice/assign.js';
+export type { LedgerCounts } from './choice/record.js';
+export type { VerdictLookup } from './logs/history.js';
+export type { Reconciled } from './leases/reconcile.js';
 export type { RevisionRequest } from './revision.js';
-export type { OpenPullRequest, ReviewLoad } from './back-pressure.js';
+export type { OpenPullRequest, ReviewLoad } from './gates/back-pressure.js';
 
 export interface PlanInput {
   config: SchoolConfig;

@@ -1,5 +1,5 @@
 import type { CrewOutcome, RefreshPlan, RevisionPlan } from '../schemas/crew.js';
-import type { CrewRecord, CrewRegistry } from './registry.js';
+import type { CrewRecord, CrewRegistry } from './logs/registry.js';
 
 /**
  * Revision crews (docs/delivery.md, "Revisions"): trusted feedback on a delivered pull request that

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { TESTED_VERSIONS } from '../agents/tested-versions.js';
 import type { AgentConfig, SandboxConfig, SchoolConfig } from '../config/schema.js';
-import { freeDiskBytes, gib, GiB } from '../crew/disk.js';
+import { freeDiskBytes, gib, GiB } from '../crew/machine/disk.js';
 import { childEnv } from '../process/env.js';
 import { runProcess } from '../process/run.js';
 import { which } from '../process/which.js';

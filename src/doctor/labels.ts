@@ -1,5 +1,5 @@
 import type { SchoolConfig } from '../config/schema.js';
-import { runsOn, runsOnText } from '../dispatch/runs-on.js';
+import { runsOn, runsOnText } from '../dispatch/fleet/runs-on.js';
 import type { Finding } from './finding.js';
 
 /**

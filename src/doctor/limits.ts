@@ -16,7 +16,7 @@ import type { Finding } from './finding.js';
  * without delegation (a non-root v1 machine) is common. Which disk bound holds (`diskMiB`): the
  * write-time file size limit (RLIMIT_FSIZE, tried here with a small limit through the same launcher),
  * /tmp as a sized tmpfs (bwrap 0.5 and newer), and the worktree and HOME together, which only `du`
- * samples (src/crew/disk-watch.ts): a warning where du is missing or the file size limit does not hold.
+ * samples (src/crew/machine/disk-watch.ts): a warning where du is missing or the file size limit does not hold.
  */
 export async function checkLimits(sandbox: SandboxConfig, path: string): Promise<Finding> {
   const check = 'sandbox-limits';

@@ -117,7 +117,7 @@ export interface ParityOptions {
 /** Each subject, and each passEnv value that is a host path, inside the sandbox against outside. */
 export async function checkParity(config: SchoolConfig, o: ParityOptions): Promise<Finding[]> {
   const stateDir = resolve(o.cwd, config.stateDir);
-  // As the crew protects them (src/crew/crew-confine.ts crewSandbox), with the toolkit, HOME and runner added by the sandbox.
+  // As the crew protects them (src/crew/run/crew-confine.ts crewSandbox), with the toolkit, HOME and runner added by the sandbox.
   const protect = [
     stateDir,
     defaultRuntimeDir(stateDir),

@@ -5,9 +5,9 @@ import {
   readControl,
   type ControlCommand,
   type ControlEvent,
-} from '../dispatch/control-log.js';
-import { readCrewState } from '../dispatch/lease.js';
-import type { CrewRecord, CrewRegistry } from '../dispatch/registry.js';
+} from '../dispatch/logs/control-log.js';
+import { readCrewState } from '../dispatch/leases/lease.js';
+import type { CrewRecord, CrewRegistry } from '../dispatch/logs/registry.js';
 import type { Logger } from '../log.js';
 import { event } from '../state/event-log.js';
 import type { StateLayout } from '../state/layout.js';
@@ -21,7 +21,7 @@ import type { Author, Comment } from './port.js';
  * which of those issues changed, so an issue nobody commented on costs no request. A command counts
  * from a person with write access or more (`untrustedFeedback`, the revision feedback's rule); any
  * other is refused, with the reason. What a command does to the crew is decided where it is
- * recorded (src/feedback/watch.ts, src/dispatch/control-log.ts).
+ * recorded (src/feedback/watch.ts, src/dispatch/logs/control-log.ts).
  */
 
 /** An issue whose crew is planned or running: its comments are read for commands. */

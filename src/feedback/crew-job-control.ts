@@ -1,6 +1,6 @@
 import type { SchoolConfig } from '../config/schema.js';
-import { readCrewState } from '../dispatch/lease.js';
-import type { CrewRecord } from '../dispatch/registry.js';
+import { readCrewState } from '../dispatch/leases/lease.js';
+import type { CrewRecord } from '../dispatch/logs/registry.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
@@ -14,7 +14,7 @@ import { schoolCommand, untrustedFeedback } from './scan.js';
  * started; the plan job's feedback scan (./control-scan.ts) only runs at the next cycle. So while
  * the job's crews run, its driver reads the comments of their issues — and of the pull request a
  * revision crew revises — itself, and records each command into its own `control.jsonl`, where the
- * crew runners' one-second poll (src/crew/control.ts) finds it: a stop ends the crew, a steer goes
+ * crew runners' one-second poll (src/crew/run/control.ts) finds it: a stop ends the crew, a steer goes
  * into its next turn. The crew job hands the control log on with the rest of what it recorded
  * (src/handoff/handoff.ts); the import keys it by comment, and the next plan's scan does not record
  * a comment the log already holds (`recordControl`).

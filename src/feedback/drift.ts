@@ -1,6 +1,6 @@
 import type { SchoolConfig } from '../config/schema.js';
 import { ensureRefreshBase, makeRefreshBase } from '../delivery/refresh-base.js';
-import { readRegistry } from '../dispatch/registry.js';
+import { readRegistry } from '../dispatch/logs/registry.js';
 import { GradingQueue } from '../grading/queue.js';
 import { Outbox } from '../outbox/outbox.js';
 import { message } from '../errors.js';

@@ -1,6 +1,6 @@
 import type { SchoolConfig } from '../config/schema.js';
 import { guardedMerge, type MergeCandidate, type MergePort, type MergeStep } from '../delivery/merge.js';
-import { readRegistry } from '../dispatch/registry.js';
+import { readRegistry } from '../dispatch/logs/registry.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import { boundError } from '../security/bound.js';

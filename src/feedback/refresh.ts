@@ -1,5 +1,5 @@
 import type { SchoolConfig } from '../config/schema.js';
-import { readRegistry } from '../dispatch/registry.js';
+import { readRegistry } from '../dispatch/logs/registry.js';
 import { message } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { StateLayout } from '../state/layout.js';
@@ -7,7 +7,7 @@ import { Outbox, type IssuesPort } from '../outbox/outbox.js';
 import { GradingQueue } from '../grading/queue.js';
 import { ScoreLedger } from '../grading/ledger.js';
 import { decideRevision } from '../dispatch/revision.js';
-import { controlLines, type ControlLine } from '../dispatch/control-lines.js';
+import { controlLines, type ControlLine } from '../dispatch/logs/control-lines.js';
 import { byCodePoint } from '../state/fold.js';
 import { excusedDetail } from './ci-alerts.js';
 import { readFeedback, type FeedbackState } from './log.js';
@@ -122,7 +122,7 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
 
 /**
  * Per issue, what its status comment says beside its state: the commands people gave its crews, as
- * the board reads them (src/dispatch/control-lines.ts), and the failed checks of its delivered commit the
+ * the board reads them (src/dispatch/logs/control-lines.ts), and the failed checks of its delivered commit the
  * school excused (flaky, or red on the base too), in the words of their alert (./ci-alerts.ts).
  */
 function statusNotes(

@@ -1,6 +1,6 @@
-import type { ControlLine } from '../dispatch/control-lines.js';
-import type { CrewRegistry, CrewRecord } from '../dispatch/registry.js';
-import { issueStates } from '../dispatch/history.js';
+import type { ControlLine } from '../dispatch/logs/control-lines.js';
+import type { CrewRegistry, CrewRecord } from '../dispatch/logs/registry.js';
+import { issueStates } from '../dispatch/logs/history.js';
 import type { DeliveryResult } from '../delivery/deliver.js';
 import { statusMarkerOf } from '../outbox/outbox.js';
 import { inlineCode, plainText } from '../security/markdown.js';
@@ -311,7 +311,7 @@ function state(s: IssueStatus): string {
 
 /**
  * What else the status comment says of an issue, beside its state: the commands people gave its
- * crews (the board's reading, src/dispatch/control-lines.ts) and the failed CI on its pull request the
+ * crews (the board's reading, src/dispatch/logs/control-lines.ts) and the failed CI on its pull request the
  * school did not charge to the crew (src/feedback/ci-alerts.ts `excusedDetail`, the board's alert
  * in the same words).
  */

@@ -8,7 +8,7 @@ import { GradingQueue } from '../grading/queue.js';
 import { checkDrift } from './drift.js';
 import { feedbackLog, readFeedback, type Settled } from './log.js';
 import { recordControl, runningIssues } from './control-scan.js';
-import { readCrewState } from '../dispatch/lease.js';
+import { readCrewState } from '../dispatch/leases/lease.js';
 import type { FeedbackPort } from './port.js';
 import { event } from '../state/event-log.js';
 import { ciAlerts } from './ci-alerts.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ArtifactPort } from '../checkpoint/artifact-source.js';
 import type { CachePort } from '../checkpoint/cache-source.js';
-import type { ClaimOutcome, ClaimPort } from '../dispatch/claims.js';
+import type { ClaimOutcome, ClaimPort } from '../dispatch/leases/claims.js';
 import { message, SchoolError } from '../errors.js';
 import { withActionsRuntime } from './credentials.js';
 import * as core from '@actions/core';
@@ -74,7 +74,7 @@ export function claimsUnsupported(
 const TAKEN = /^Failed to CreateArtifact: .*\(409\)/s;
 
 /**
- * The shared queue's claims (src/dispatch/claims.ts) over the run's artifacts, with the runner's
+ * The shared queue's claims (src/dispatch/leases/claims.ts) over the run's artifacts, with the runner's
  * runtime token (lent only for the call). `skipArchive` uploads the one file as it is, but names
  * the artifact after the file (`uploadArtifact` replaces the name with the file's basename), so
  * the claim file is copied under the claim's name into a scratch directory first: the artifact is

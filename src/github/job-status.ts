@@ -1,4 +1,4 @@
-import type { JobLiveness } from '../dispatch/lease.js';
+import type { JobLiveness } from '../dispatch/leases/lease.js';
 import type { Logger } from '../log.js';
 import { parseRepository } from '../config/repository.js';
 import { createGitHubClient, type GitHubClient } from './client.js';

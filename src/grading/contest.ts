@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { GRADED_OUTCOMES } from '../agents/outcome.js';
 import { message } from '../errors.js';
-import { readRegistry, type CrewRecord, type CrewRegistry } from '../dispatch/registry.js';
-import type { SpendEvent } from '../dispatch/spend.js';
+import { readRegistry, type CrewRecord, type CrewRegistry } from '../dispatch/logs/registry.js';
+import type { SpendEvent } from '../dispatch/gates/spend.js';
 import type { OutboxEntry } from '../outbox/outbox.js';
 import type { GradingJob } from '../schemas/grading.js';
 import { EventLog } from '../state/event-log.js';
@@ -20,7 +20,7 @@ import type { Verdict } from './verdict.js';
  * wins; ties go to the reviewer's score, then the lower cost, then the lower crew id. Only the
  * winner's outbox entries (its label and its delivery) are recorded; the others are the contest's
  * losers in the ledger (`contest.decided`, ./ledger.ts). No crew accepted: the issue's rejected
- * label once, and the issue counts one failed run (src/dispatch/history.ts).
+ * label once, and the issue counts one failed run (src/dispatch/logs/history.ts).
  *
  * Until then a contest crew's entries are held: no label, no branch, no pull request.
  *

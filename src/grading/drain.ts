@@ -63,7 +63,7 @@ export interface DrainJudging {
   /** The judges; defaults to verification → sealed tests → evidence → reviewer/rubric. */
   grade?: GradeFn;
   /**
-   * The default judges' clean-checkout verification (src/crew/clean-checkout.ts, injected: grading
+   * The default judges' clean-checkout verification (src/crew/checkout/clean-checkout.ts, injected: grading
    * sits below crew): the evidence judge runs a patch's added tests at the base with it.
    */
   verifyOnCleanCheckout?: CleanVerify;

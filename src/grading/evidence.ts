@@ -101,7 +101,7 @@ export interface EvidenceInput {
   diff: string;
   /** The sealed judge's finding, when it ran (it runs before this judge). */
   sealed?: JudgeFinding;
-  /** Runs `dispatch.verify` on a clean checkout of a base with a patch (src/crew/clean-checkout.ts). */
+  /** Runs `dispatch.verify` on a clean checkout of a base with a patch (src/crew/checkout/clean-checkout.ts). */
   verifyOnCleanCheckout?: CleanVerify;
 }
 
@@ -284,7 +284,7 @@ async function subPatch(
 }
 
 /**
- * What a clean-checkout run can say beyond its exit (src/crew/clean-checkout.ts): the school's own
+ * What a clean-checkout run can say beyond its exit (src/crew/checkout/clean-checkout.ts): the school's own
  * failure, a patch that did not apply, and — judged against the unchanged base with named results —
  * whether it passed and which tests failed there that did not fail on the base alone.
  */

@@ -59,7 +59,7 @@ export function scoresOf(state: LedgerState): ScoreLookup | undefined {
 }
 
 /**
- * The ledger's counts for the learning choice (src/dispatch/record.ts): graded, accepted, merged
+ * The ledger's counts for the learning choice (src/dispatch/choice/record.ts): graded, accepted, merged
  * and closed-unmerged crews per cell. Undefined when the ledger cannot be read (the greedy rule then
  * chooses, without scores, as above).
  */

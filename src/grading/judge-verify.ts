@@ -42,7 +42,7 @@ function tail(text: string): string {
 /**
  * What a verification on a clean checkout needs: `verify` runs on a fresh checkout of `baseSha`
  * with exactly `patch` applied (docs/crews.md). The crews' `verifyOnCleanCheckout`
- * (src/crew/clean-checkout.ts) takes these options; grading sits below crew, so the type lives here
+ * (src/crew/checkout/clean-checkout.ts) takes these options; grading sits below crew, so the type lives here
  * and the function is injected.
  */
 export interface CleanCheckoutOptions {
@@ -76,7 +76,7 @@ export interface CleanCheckoutOptions {
 
 /**
  * Runs `verify` on a clean checkout of `baseSha` with exactly `patch` applied, judged against the
- * unchanged base (src/crew/clean-checkout.ts): `passed` is the verdict (undefined when there is
+ * unchanged base (src/crew/checkout/clean-checkout.ts): `passed` is the verdict (undefined when there is
  * none: `environment`, the school's failure), `notApplied` git's message for a patch that does not
  * apply, the named results' difference from the base in the other fields.
  */

@@ -15,7 +15,7 @@ import { boundText, MAX_REASON } from '../security/bound.js';
 import { BOOKBAG_FILES, type Bookbag, type Usage } from '../bookbag/schema.js';
 import { rubricFinding } from './rubric.js';
 import { cleanRefresh } from '../delivery/refresh-base.js';
-import { readRegistry } from '../dispatch/registry.js';
+import { readRegistry } from '../dispatch/logs/registry.js';
 import type { RevisionPlan } from '../schemas/crew.js';
 import { PolicyBaseMissingError, policyFinding, policyInput, reviewerNote } from './policy.js';
 import { audit } from '../state/audit.js';
@@ -46,12 +46,12 @@ export interface JudgeContext {
   /** The host environment the judges' sandboxes and reviewer read (default: src/process/env.ts hostEnvOf). */
   host?: HostEnv;
   /**
-   * Verification on a clean checkout (src/crew/clean-checkout.ts `verifyOnCleanCheckout`, injected:
+   * Verification on a clean checkout (src/crew/checkout/clean-checkout.ts `verifyOnCleanCheckout`, injected:
    * grading sits below crew). The evidence judge runs a patch's added tests at the base with it.
    */
   verifyOnCleanCheckout?: CleanVerify;
   /**
-   * The base's installed dependencies (src/crew/clean-checkout.ts `installedDependencies`, injected):
+   * The base's installed dependencies (src/crew/checkout/clean-checkout.ts `installedDependencies`, injected):
    * a sealed suite laid into the checkout runs with them, as the repository's own tests do.
    */
   installedDependencies?: InstalledDependencies;

@@ -8,7 +8,7 @@ import type { Verdict } from './verdict.js';
 /**
  * Outcome observations (seed 000 §3.2: the compound-learning feed): one line per graded job in
  * `observations.jsonl`, read back into the briefs of later crews in the same domain or fences
- * (src/crew/continuity.ts). Fail-soft: a failure here is a warning and never fails or undoes a grade.
+ * (src/crew/run/continuity.ts). Fail-soft: a failure here is a warning and never fails or undoes a grade.
  */
 export interface Observation extends Pick<
   GradingJob,

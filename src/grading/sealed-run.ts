@@ -149,7 +149,7 @@ function laySuite(wt: string, dir: string): string[] {
 }
 
 /**
- * The base's installed dependencies (src/crew/clean-checkout.ts `installedDependencies`, injected:
+ * The base's installed dependencies (src/crew/checkout/clean-checkout.ts `installedDependencies`, injected:
  * grading sits below crew): the cache directory for a base, made when missing.
  */
 export type InstalledDependencies = (o: CleanCheckoutOptions, env: ChildEnv) => Promise<string | undefined>;

@@ -8,7 +8,7 @@ import { redactText } from '../security/redact.js';
 import { readUntrusted } from '../security/untrusted-file.js';
 import { audit } from '../state/audit.js';
 import { EventLog } from '../state/event-log.js';
-import { recordSpend, type SpendEvent } from '../dispatch/spend.js';
+import { recordSpend, type SpendEvent } from '../dispatch/gates/spend.js';
 import type { StateLayout } from '../state/layout.js';
 import { readScopedBookbag, verificationFinding, type GradeFn } from './judges.js';
 import { pendingKeys, type QueueState } from './queue.js';

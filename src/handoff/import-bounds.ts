@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import type { SpendEvent } from '../dispatch/spend.js';
-import type { PauseRecorded } from '../dispatch/school-log.js';
-import type { CrewRegistry } from '../dispatch/registry.js';
+import type { SpendEvent } from '../dispatch/gates/spend.js';
+import type { PauseRecorded } from '../dispatch/logs/school-log.js';
+import type { CrewRegistry } from '../dispatch/logs/registry.js';
 import { boundText, MAX_DETAIL } from '../security/bound.js';
 import { EventLog, type StateEvent } from '../state/event-log.js';
 import type { StateLayout } from '../state/layout.js';

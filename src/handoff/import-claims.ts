@@ -10,8 +10,8 @@ import {
   MAX_CLAIM_FILE,
   type ClaimFile,
   type ClaimPort,
-} from '../dispatch/claims.js';
-import type { CrewRegistry } from '../dispatch/registry.js';
+} from '../dispatch/leases/claims.js';
+import type { CrewRegistry } from '../dispatch/logs/registry.js';
 import { message } from '../errors.js';
 import type { CrewClaimed } from '../schemas/crew.js';
 import type { StateEvent } from '../state/event-log.js';
@@ -19,7 +19,7 @@ import { readUntrustedBytes } from '../security/untrusted-file.js';
 import type { HandoffName } from './name.js';
 
 /**
- * `crew.claimed` from a crew job's handoff (one queue per run, src/dispatch/claims.ts). The handoff is
+ * `crew.claimed` from a crew job's handoff (one queue per run, src/dispatch/leases/claims.ts). The handoff is
  * untrusted, so a claim is taken only when the run's artifact service vouches for it: the service
  * lists the crew's claim artifact with exactly the digest of the claim file this handoff carries,
  * and that file names this handoff's daemon, run, plan attempt and job attempt. Whatever ran in

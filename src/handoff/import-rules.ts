@@ -1,6 +1,6 @@
-import type { Requeues, VerdictLookup } from '../dispatch/history.js';
-import type { CrewRegistry } from '../dispatch/registry.js';
-import { jobRepair } from '../dispatch/standby.js';
+import type { Requeues, VerdictLookup } from '../dispatch/logs/history.js';
+import type { CrewRegistry } from '../dispatch/logs/registry.js';
+import { jobRepair } from '../dispatch/gates/standby.js';
 import type { CrewPlanned } from '../schemas/crew.js';
 import type { StateEvent } from '../state/event-log.js';
 import type { HandoffLog } from './handoff.js';
@@ -47,7 +47,7 @@ const both: Rule = (e, c) => ofCrew(e, c) ?? onDaemon(e, c);
 
 /**
  * A crew job plans nothing but the repair of its own crew that failed in this job
- * (dispatch/standby.ts `planJobRepair`): the failed crew is this daemon's and its end is already in
+ * (dispatch/gates/standby.ts `planJobRepair`): the failed crew is this daemon's and its end is already in
  * the registry (this handoff's events come in order), the office's own rule (`jobRepair`, with the
  * grade's verdicts and requeues) says the issue needs exactly this repair and nothing else is planned
  * for it, and the repair is the same work on the same daemon: agent, weight and fences unchanged.
@@ -87,7 +87,7 @@ const repairOf: Rule = (e, c) => {
 };
 
 /**
- * The control log (src/dispatch/control-log.ts) of a crew job: the `/school stop|steer` its driver
+ * The control log (src/dispatch/logs/control-log.ts) of a crew job: the `/school stop|steer` its driver
  * read for its own running crews (src/feedback/crew-job-control.ts) and what became of each steer.
  * A command is taken only for a crew of this daemon, about that crew's issue, from a GitHub comment
  * (`comment:<id>`, the key the plan's scan gives the same comment, so neither records it twice), and

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
-import { readCrewState } from '../dispatch/lease.js';
-import { readSchool } from '../dispatch/school-log.js';
-import type { ClaimPort } from '../dispatch/claims.js';
+import { readCrewState } from '../dispatch/leases/lease.js';
+import { readSchool } from '../dispatch/logs/school-log.js';
+import type { ClaimPort } from '../dispatch/leases/claims.js';
 import { gradingVerdicts } from '../grading/feedback.js';
 import { message, SchoolError } from '../errors.js';
 import { importBookbags } from '../grading/import.js';

@@ -1,4 +1,4 @@
-import type { CrewRegistry } from '../dispatch/registry.js';
+import type { CrewRegistry } from '../dispatch/logs/registry.js';
 import { CREW_OUTCOMES, type CrewEvent } from '../schemas/crew.js';
 import { boundText, MAX_DETAIL } from '../security/bound.js';
 import { event, type StateEvent } from '../state/event-log.js';

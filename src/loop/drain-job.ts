@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { resolveConfig } from '../config/load.js';
 import type { SchoolConfig } from '../config/schema.js';
-import { installedDependencies, verifyOnCleanCheckout } from '../crew/clean-checkout.js';
+import { installedDependencies, verifyOnCleanCheckout } from '../crew/checkout/clean-checkout.js';
 import { drain, type DrainJudging, type DrainLimits, type DrainResult } from '../grading/drain.js';
 import { importBookbags } from '../grading/import.js';
 import { judgeGrader } from '../grading/judge-verify.js';
@@ -24,7 +24,7 @@ import { GradingQueue, pendingKeys, type JobState } from '../grading/queue.js';
 import { countsLine } from '../grading/report.js';
 import { handoffDirs } from '../handoff/handoff.js';
 import { importHandoffs } from '../handoff/import.js';
-import type { ClaimPort } from '../dispatch/claims.js';
+import type { ClaimPort } from '../dispatch/leases/claims.js';
 import type { Logger } from '../log.js';
 import { StateLayout } from '../state/layout.js';
 import { Outbox, type OutboxCounts } from '../outbox/outbox.js';
@@ -90,7 +90,7 @@ export interface DrainJobDeadLetters {
 export interface DrainJobBookbags {
   path?: string;
   /**
-   * The run's claim service (one queue per run, src/dispatch/claims.ts): without it, a handoff's
+   * The run's claim service (one queue per run, src/dispatch/leases/claims.ts): without it, a handoff's
    * claims of shared crews are refused, and with them those crews' events.
    */
   claims?: ClaimPort;

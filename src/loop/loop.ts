@@ -1,7 +1,7 @@
 import type { SchoolConfig } from '../config/schema.js';
 import { beatDaemons, planCrews, progressLine, runStep, type RunStepResult } from './steps.js';
-import type { Progress } from '../crew/driver.js';
-import { installedDependencies, verifyOnCleanCheckout } from '../crew/clean-checkout.js';
+import type { Progress } from '../crew/driver/driver.js';
+import { installedDependencies, verifyOnCleanCheckout } from '../crew/checkout/clean-checkout.js';
 import { fetchCurriculum, type CurriculumSource, type FetchResult } from '../curriculum/fetch.js';
 import type { PlanResult } from '../dispatch/plan.js';
 import { drain, type DrainResult } from '../grading/drain.js';

@@ -16,7 +16,7 @@ import type { Logger } from '../log.js';
  * - `statuses`: the status comments say "queued" (src/feedback/refresh.ts);
  * - `roster`: whether the fleet's runners are alive, said on the run's page;
  * - `run`: on a daemon's machine, its sandbox check and heartbeat, then its driver runs the planned
- *   crews with its slots (src/crew/driver.ts);
+ *   crews with its slots (src/crew/driver/driver.ts);
  * - `import`: the crew jobs' handoffs and bookbags into the grading job's state (src/handoff/);
  * - `judge`: the judge job judges each patch, untrusted code beside no write token, and hands its
  *   verdicts on (src/grading/judge-verify.ts);

@@ -1,28 +1,33 @@
 import { readCurriculumStrict } from '../curriculum/store.js';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { freeDiskBytes } from '../crew/disk.js';
+import { freeDiskBytes } from '../crew/machine/disk.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SchoolConfig } from '../config/schema.js';
-import { recordHeartbeat } from '../dispatch/fleet.js';
+import { recordHeartbeat } from '../dispatch/fleet/fleet.js';
 import { orcaUnavailable } from '../crew/orca/classroom.js';
 import { planDispatch, type PlanResult } from '../dispatch/plan.js';
 import { gradingVerdicts, ledgerCounts, ledgerScores } from '../grading/feedback.js';
 import type { Logger } from '../log.js';
 import type { LeaseOwner } from '../schemas/crew.js';
 import { StateLayout } from '../state/layout.js';
-import { runAssignments, type DriverLaunch, type DriverResult, type Progress } from '../crew/driver.js';
-import { driverAlive } from '../crew/driver-lock.js';
-import type { JobLiveness } from '../dispatch/lease.js';
-import type { ClaimContext } from '../dispatch/claims.js';
-import { readCrewState } from '../dispatch/lease.js';
-import { plannerOwner } from '../dispatch/liveness.js';
-import { planJobRepair } from '../dispatch/standby.js';
-import type { VerdictLookup } from '../dispatch/history.js';
+import {
+  runAssignments,
+  type DriverLaunch,
+  type DriverResult,
+  type Progress,
+} from '../crew/driver/driver.js';
+import { driverAlive } from '../crew/driver/driver-lock.js';
+import type { JobLiveness } from '../dispatch/leases/lease.js';
+import type { ClaimContext } from '../dispatch/leases/claims.js';
+import { readCrewState } from '../dispatch/leases/lease.js';
+import { plannerOwner } from '../dispatch/leases/liveness.js';
+import { planJobRepair } from '../dispatch/gates/standby.js';
+import type { VerdictLookup } from '../dispatch/logs/history.js';
 import { defaultRuntimeDir } from '../crew/spec.js';
 import { revisionRequests } from '../feedback/revisions.js';
 import type { RevisionRequest } from '../dispatch/revision.js';
-import { pullRequestDelivery, type OpenPullRequest } from '../dispatch/back-pressure.js';
+import { pullRequestDelivery, type OpenPullRequest } from '../dispatch/gates/back-pressure.js';
 import { openPullRequestsOf } from '../feedback/open-pulls.js';
 import { message } from '../errors.js';
 import { crewPreflight } from './preflight.js';
@@ -39,7 +44,7 @@ import { hostEnvOf } from '../process/env.js';
  *   its K slots (the driver), and copy the finished bookbags to an output directory for upload.
  */
 
-export { freeDiskBytes } from '../crew/disk.js';
+export { freeDiskBytes } from '../crew/machine/disk.js';
 
 export interface PlanStepOptions {
   config: SchoolConfig;
@@ -73,7 +78,7 @@ export interface PlanStepMode {
   standby?: boolean;
   /**
    * One queue per GitHub run (with `standby`): every standby crew may be claimed by any crew job of
-   * the run that could run it (`eligible`), not only its planned daemon's (src/dispatch/claims.ts).
+   * the run that could run it (`eligible`), not only its planned daemon's (src/dispatch/leases/claims.ts).
    */
   sharedQueue?: boolean;
   /**
@@ -276,17 +281,17 @@ export interface RunStepOffice {
    * (`refillFor`) until nothing admissible is left or the job's time budget is spent. Default: on
    * where the state directory is the one every planner locks (the `school` CLI, one machine); off
    * in a GitHub Actions job, whose state is a per-job copy merged later — a crew job there runs
-   * its first wave and then the standby crews its cycle's plan put behind it (dispatch/standby.ts,
+   * its first wave and then the standby crews its cycle's plan put behind it (dispatch/gates/standby.ts,
    * docs/dispatch.md "Refill").
    */
   refill?: boolean;
   /**
    * A crew job that cannot refill (GitHub Actions) plans and starts the repair of its own failed
-   * crew at once (`dispatch.repairInJob`, dispatch/standby.ts `planJobRepair`).
+   * crew at once (`dispatch.repairInJob`, dispatch/gates/standby.ts `planJobRepair`).
    */
   repairInJob?: boolean;
   /**
-   * A crew job of a run's shared queue (src/dispatch/claims.ts): shared standby crews are claimed
+   * A crew job of a run's shared queue (src/dispatch/leases/claims.ts): shared standby crews are claimed
    * before they launch, and other daemons' are taken once this job's own are done.
    */
   claims?: ClaimContext;

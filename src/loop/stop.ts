@@ -9,11 +9,11 @@ import { SchoolError } from '../errors.js';
  * Ctrl-C never reaches them and, left alone, they outlive the loop: a crew runner reparented to init
  * keeps its student running and its slot leased. On the first signal this:
  *
- * - aborts `signal`: the drivers launch, take and refill nothing more (src/crew/driver-slots.ts);
+ * - aborts `signal`: the drivers launch, take and refill nothing more (src/crew/driver/driver-slots.ts);
  * - forwards the signal to the process group of each child of this process (the crew runners, and
  *   a judge or git the loop is running), again to any child that appears while it waits;
  * - a crew runner ends its student and verification, finishes its crew `cancelled` (an interruption,
- *   not a failed run), tears its slot down and releases its lease (src/crew/runner.ts), so the next
+ *   not a failed run), tears its slot down and releases its lease (src/crew/run/runner.ts), so the next
  *   `school loop` finds the slot free and plans the issue again;
  * - waits until the child groups are gone, at most `waitMs`; what is left then is killed (its crew
  *   stays `running`, and the next loop marks it `lost`, as any runner that died); then exits with

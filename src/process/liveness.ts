@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
  * Whether a process on this machine is still the one that was recorded. A pid alone is not an
  * identity: pids are reused, so an owner is recorded with `start`, the kernel's start time of that
  * pid (`/proc/<pid>/stat` field 22), and a recorded process is alive only while the same pid exists
- * with the same start time. Used for lease owners (src/dispatch/liveness.ts) and lock owners
+ * with the same start time. Used for lease owners (src/dispatch/leases/liveness.ts) and lock owners
  * (src/state/lock.ts).
  */
 

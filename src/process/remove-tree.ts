@@ -9,7 +9,7 @@ import { SchoolError } from '../errors.js';
  * common case); where it stops (ENAMETOOLONG on a tree deeper than PATH_MAX, EACCES in a directory
  * made 0000), every directory is made `u+rwx` and `rm -rf` removes the rest: GNU find and rm walk
  * with directory descriptors and relative names, so neither depth nor permissions stop them (as in
- * src/crew/slot-reset.ts). Throws when something remains.
+ * src/crew/checkout/slot-reset.ts). Throws when something remains.
  */
 export function removeTreeSync(path: string): void {
   let first: unknown;

@@ -183,7 +183,7 @@ function resetOf(
   now: Date,
 ): Date | undefined {
   const t = now.getTime();
-  // A reset more than a week away is kept as named: the pause is cut to a week (src/dispatch/pause.ts).
+  // A reset more than a week away is kept as named: the pause is cut to a week (src/dispatch/gates/pause.ts).
   const ok = (ms: number | undefined) =>
     ms !== undefined && Number.isFinite(ms) && ms > t && ms < MAX_DATE_MS ? new Date(ms) : undefined;
   const unix = (s: string | undefined) => (s && /^\d{9,11}$/.test(s) ? Number(s) * 1000 : undefined);

@@ -37,7 +37,7 @@ export const CREW_OUTCOMES = [
   'usage_limit',
   /**
    * A usage limit only the student claimed (an exit 75, a report marker, a limit line in its answer
-   * or its CLI's prose) that nothing the student cannot write confirmed (src/dispatch/limit-probe.ts):
+   * or its CLI's prose) that nothing the student cannot write confirmed (src/dispatch/leases/limit-probe.ts):
    * the issue's, not the agent's. Its issue goes to the back of the queue; enough of them stop it.
    */
   'limit_unconfirmed',
@@ -87,7 +87,7 @@ export interface CrewPlanned {
   queued?: true;
   /**
    * Planned by the crew job that ran this failed crew, as its repair in the same job
-   * (dispatch/standby.ts `planJobRepair`); the import accepts it only as such.
+   * (dispatch/gates/standby.ts `planJobRepair`); the import accepts it only as such.
    */
   repairOf?: string;
   /** A revision crew: feedback on the pull request an earlier crew of this issue delivered. */
@@ -95,14 +95,14 @@ export interface CrewPlanned {
   /**
    * A standby crew of one GitHub run's shared queue (docs/dispatch.md, "One queue per run"): the
    * daemons whose crew jobs may claim it, `daemon` (the planned one) first. Whoever runs it, the
-   * planned daemon included, must first win its claim (`crew.claimed`, src/dispatch/claims.ts).
+   * planned daemon included, must first win its claim (`crew.claimed`, src/dispatch/leases/claims.ts).
    */
   eligible?: string[];
   /** Why a learning choice sent this agent (docs/dispatch.md, "Choosing an agent"); absent under greedy. */
   choice?: PlannedChoice;
   /**
    * The issue's domain, difficulty and size estimate (minutes) as planned: what the records file the
-   * crew's minutes under once the issue has left the curriculum (src/dispatch/record.ts).
+   * crew's minutes under once the issue has left the curriculum (src/dispatch/choice/record.ts).
    */
   cell?: PlannedCell;
   /**
@@ -135,7 +135,7 @@ export interface ChoiceDraw {
   expectedCostUsd: number;
   /**
    * draw − λ × expectedCostUsd, λ the merged work per dollar the school's records reach
-   * (`targetPerDollar`, src/dispatch/choice.ts); draw / expectedCostUsd while no crew recorded a cost.
+   * (`targetPerDollar`, src/dispatch/choice/choice.ts); draw / expectedCostUsd while no crew recorded a cost.
    */
   value: number;
 }
@@ -151,7 +151,7 @@ export interface PlannedChoice extends Omit<ChoiceDraw, 'agent'> {
 }
 
 /**
- * A shared standby crew taken by one crew job (src/dispatch/claims.ts): that job created the run's
+ * A shared standby crew taken by one crew job (src/dispatch/leases/claims.ts): that job created the run's
  * claim artifact for it first. The crew is that daemon's from here on; the claim file is in the
  * job's handoff (`claims/<crewId>.json`), and its SHA-256 is the digest the artifact service lists.
  */
@@ -253,26 +253,26 @@ export interface CrewFinished {
    * N7.1: set on an `aborted` crew its classroom lost (Orca crashed, restarted or stopped answering)
    * before its student finished: the student was stopped and its unfinished change is not graded. Not
    * the student's failed run; consecutive orphanings of one issue are bounded on their own
-   * (`MAX_ORPHANINGS`, src/dispatch/history.ts).
+   * (`MAX_ORPHANINGS`, src/dispatch/logs/history.ts).
    */
   orphaned?: boolean;
   /**
    * A `usage_limit` the school saw itself: the API's own limit answer, as the host side of the key
    * proxy recorded it. Absent, the limit is the student's word (an exit code, a line of output) and
-   * counts toward the issue's limit-claim stop (src/dispatch/history.ts).
+   * counts toward the issue's limit-claim stop (src/dispatch/logs/history.ts).
    */
   upstream?: { status: number; at: string; resetAt?: string };
   /**
-   * A `usage_limit` without `upstream` that the school confirmed itself (src/dispatch/limit-probe.ts):
+   * A `usage_limit` without `upstream` that the school confirmed itself (src/dispatch/leases/limit-probe.ts):
    * its own probe of the agent answered with the limit (`probe`), or a crew of another issue of the
    * same agent reported it within the window (`crews`). Not the student's word alone: it does not
    * count toward the issue's limit-claim stop.
    */
   confirmed?: 'probe' | 'crews';
   /**
-   * A `cancelled` crew a person stopped (`/school stop`, `school crew stop`: src/dispatch/control-log.ts):
+   * A `cancelled` crew a person stopped (`/school stop`, `school crew stop`: src/dispatch/logs/control-log.ts):
    * who. Not the agent's failure, no score; the issue waits for `school requeue` rather than being
-   * planned again at once (src/dispatch/history.ts).
+   * planned again at once (src/dispatch/logs/history.ts).
    */
   stoppedBy?: string;
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDispatchInputs } from '../../src/actions/dispatch-crew/inputs.js';
 import { dispatchSummary } from '../../src/actions/dispatch-crew/summary.js';
-import type { ClaimPort } from '../../src/dispatch/claims.js';
+import type { ClaimPort } from '../../src/dispatch/leases/claims.js';
 import type { PlanResult } from '../../src/dispatch/plan.js';
 import { ConfigError } from '../../src/errors.js';
 import { memoryLogger } from '../../src/log.js';

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
-import { pauseForOutcome } from '../../src/dispatch/pause.js';
+import { recordHeartbeat } from '../../src/dispatch/fleet/fleet.js';
+import { pauseForOutcome } from '../../src/dispatch/gates/pause.js';
 import { planDispatch } from '../../src/dispatch/plan.js';
-import { readSchool } from '../../src/dispatch/school-log.js';
+import { readSchool } from '../../src/dispatch/logs/school-log.js';
 import { requeueCommand } from '../../src/cli/commands/requeue.js';
 import { memoryLogger } from '../../src/log.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCrew } from '../../src/crew/crew.js';
-import { pauseStatus } from '../../src/dispatch/pause.js';
-import { totalSpend } from '../../src/dispatch/spend.js';
+import { runCrew } from '../../src/crew/run/crew.js';
+import { pauseStatus } from '../../src/dispatch/gates/pause.js';
+import { totalSpend } from '../../src/dispatch/gates/spend.js';
 import { silentLogger } from '../../src/log.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { readJsonl } from '../../src/state/jsonl.js';

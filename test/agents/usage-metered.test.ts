@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { boundTurnCost, recordCrewSpend } from '../../src/agents/usage.js';
-import { readSpend } from '../../src/dispatch/spend.js';
+import { readSpend } from '../../src/dispatch/gates/spend.js';
 import { readJsonl } from '../../src/state/jsonl.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';

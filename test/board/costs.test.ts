@@ -6,8 +6,8 @@ import type { BoardSources } from '../../src/board/model.js';
 import { actionSummaryMarkdown, costsMarkdown } from '../../src/board/summary.js';
 import { renderTerminal } from '../../src/board/terminal.js';
 import { viewOf } from '../../src/board/view.js';
-import type { CrewRecord, CrewRegistry } from '../../src/dispatch/registry.js';
-import { spendFold, type SpendEvent, type SpendState } from '../../src/dispatch/spend.js';
+import type { CrewRecord, CrewRegistry } from '../../src/dispatch/logs/registry.js';
+import { spendFold, type SpendEvent, type SpendState } from '../../src/dispatch/gates/spend.js';
 import type { FeedbackState } from '../../src/feedback/log.js';
 import type { JobState, QueueState } from '../../src/grading/queue.js';
 

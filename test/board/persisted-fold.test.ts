@@ -18,9 +18,9 @@ import { foldBodySchema, readFoldCache, writeFoldCache, type FoldBody } from '..
 import { buildView } from '../../src/board/view.js';
 import { compact } from '../../src/checkpoint/compact.js';
 import { readTree } from '../../src/checkpoint/tree.js';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
-import { clearPause } from '../../src/dispatch/pause.js';
-import { recordSpend } from '../../src/dispatch/spend.js';
+import { recordHeartbeat } from '../../src/dispatch/fleet/fleet.js';
+import { clearPause } from '../../src/dispatch/gates/pause.js';
+import { recordSpend } from '../../src/dispatch/gates/spend.js';
 import type { OutboxEvent } from '../../src/outbox/outbox.js';
 import { writeFileAtomic } from '../../src/state/atomic.js';
 import { EventLog, event, type StateEvent } from '../../src/state/event-log.js';

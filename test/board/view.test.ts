@@ -6,7 +6,7 @@ import { renderTerminal } from '../../src/board/terminal.js';
 import { renderHtml } from '../../src/board/html.js';
 import { actionSummaryMarkdown, boardMarkdown, laneRows } from '../../src/board/summary.js';
 import { LANES } from '../../src/board/model.js';
-import { requeueIssue } from '../../src/dispatch/pause.js';
+import { requeueIssue } from '../../src/dispatch/gates/pause.js';
 import { registerSecret } from '../../src/security/redact.js';
 import { tempDir } from '../support/tmp.js';
 import { StateLayout } from '../../src/state/layout.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pauseCommand } from '../../src/cli/commands/pause.js';
 import { statusCommand } from '../../src/cli/commands/status.js';
-import { clearPause, pauseForOutcome, pauseSchool } from '../../src/dispatch/pause.js';
+import { clearPause, pauseForOutcome, pauseSchool } from '../../src/dispatch/gates/pause.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { studentArgv } from '../../src/crew/crew.js';
+import { studentArgv } from '../../src/crew/run/crew.js';
 import { renderBrief } from '../../src/agents/brief.js';
 import { classify } from '../../src/agents/outcome.js';
 import { item } from './helpers.js';

@@ -6,8 +6,8 @@ import {
   FAILURES_IN_A_ROW,
   MAX_CLAIMS_PER_JOB,
   SharedQueue,
-} from '../../src/crew/driver-claims.js';
-import { readCrewState } from '../../src/dispatch/lease.js';
+} from '../../src/crew/driver/driver-claims.js';
+import { readCrewState } from '../../src/dispatch/leases/lease.js';
 import { memoryLogger } from '../../src/log.js';
 import { dirClaimPort } from '../support/claim-port.js';
 import type { School } from './helpers.js';

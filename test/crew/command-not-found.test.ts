@@ -3,8 +3,8 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { runCrew } from '../../src/crew/crew.js';
-import { issueStates } from '../../src/dispatch/history.js';
+import { runCrew } from '../../src/crew/run/crew.js';
+import { issueStates } from '../../src/dispatch/logs/history.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { withJudgeSandbox } from '../../src/grading/judge-sandbox.js';
 import { runSealedTests, SealedTestsError } from '../../src/grading/sealed.js';
@@ -138,7 +138,7 @@ describe('a program the sandbox does not have', () => {
       expect(record.verification.exitCode).toBe(127);
       expect(crewAlerts(s, 'c4-honest').filter((a) => a.kind === 'program-not-found')).toEqual([]);
       // The base's own script fails the same way before any change: nothing tells the crew's run
-      // apart from it, so no verdict is passed on the crew (src/crew/clean-checkout.ts).
+      // apart from it, so no verdict is passed on the crew (src/crew/checkout/clean-checkout.ts).
       expect(record.verification.environment).toMatchObject({ kind: 'base_red' });
       expect(record.verification.base).toMatchObject({ exitCode: 127, passed: false });
       expect(result.outcome).toBe('aborted');

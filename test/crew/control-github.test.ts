@@ -12,7 +12,7 @@ import { serveForFile } from '../support/github-server.js';
 
 /**
  * `/school stop` from GitHub reaches a running crew (src/feedback/control-scan.ts → control.jsonl →
- * src/crew/control.ts): a real `school loop` runs a crew whose student (in the default sandbox)
+ * src/crew/run/control.ts): a real `school loop` runs a crew whose student (in the default sandbox)
  * waits; the plan job (dispatch-crew `mode: plan` with a token, as the plan job runs it) reads the
  * issue's comments against a GitHub-like server over the same state directory. A read-only user's
  * stop is refused with the reason and the crew runs on; a writer's stop ends it.

@@ -5,11 +5,11 @@ import {
   pendingSteers,
   stopFor,
   type ControlState,
-} from '../../src/dispatch/control-log.js';
-import { issueStates } from '../../src/dispatch/history.js';
-import type { CrewRecord, CrewRegistry } from '../../src/dispatch/registry.js';
+} from '../../src/dispatch/logs/control-log.js';
+import { issueStates } from '../../src/dispatch/logs/history.js';
+import type { CrewRecord, CrewRegistry } from '../../src/dispatch/logs/registry.js';
 import { issueStatuses, statusComment } from '../../src/feedback/status.js';
-import { controlLine } from '../../src/dispatch/control-lines.js';
+import { controlLine } from '../../src/dispatch/logs/control-lines.js';
 import { event } from '../../src/state/event-log.js';
 
 /**

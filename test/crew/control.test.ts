@@ -7,7 +7,7 @@ import { killAll, noSandbox, processesWith, warnSkipped } from '../security/help
 import { findFiles, logEvents, until } from '../support/wait-and-read.js';
 
 /**
- * Steering and stopping a running crew from the school's machine (src/crew/control.ts,
+ * Steering and stopping a running crew from the school's machine (src/crew/run/control.ts,
  * src/cli/commands/crew.ts): a real `school loop` runs a real crew runner whose student (in the
  * default sandbox) waits; `school crew stop` and `school crew steer`, run as the CLI beside it,
  * reach that crew through the state directory.

@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCrew } from '../../src/crew/crew.js';
+import { runCrew } from '../../src/crew/run/crew.js';
 import { silentLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';
 import { git } from '../support/tmp.js';
 import { isRunning } from '../../src/process/liveness.js';
 import { readBookbag } from '../../src/bookbag/store.js';
 import { BookbagAccessError, BookbagIncompleteError } from '../../src/bookbag/store.js';
-import { issueStates } from '../../src/dispatch/history.js';
+import { issueStates } from '../../src/dispatch/logs/history.js';
 import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from './helpers.js';
 
 let school: School | undefined;

@@ -4,9 +4,9 @@ import { join, resolve } from 'node:path';
 import { crewRuntimeDir, defaultRuntimeDir } from '../../src/crew/spec.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sandboxLimitsSchema } from '../../src/config/schema.js';
-import { runCrew } from '../../src/crew/crew.js';
-import { DiskWatch, refusedWrite, type DiskHit } from '../../src/crew/disk-watch.js';
-import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
+import { runCrew } from '../../src/crew/run/crew.js';
+import { DiskWatch, refusedWrite, type DiskHit } from '../../src/crew/machine/disk-watch.js';
+import { verifyOnCleanCheckout } from '../../src/crew/checkout/clean-checkout.js';
 import { drain } from '../../src/grading/drain.js';
 import { silentLogger } from '../../src/log.js';
 import { removeTreeSync } from '../../src/process/remove-tree.js';
@@ -15,7 +15,7 @@ import { tempDir } from '../support/tmp.js';
 import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from './helpers.js';
 
 /**
- * A running crew's disk (src/crew/disk-watch.ts, src/sandbox/limits.ts). No file a confined process
+ * A running crew's disk (src/crew/machine/disk-watch.ts, src/sandbox/limits.ts). No file a confined process
  * writes grows past `sandbox.limits.diskMiB` (RLIMIT_FSIZE, set when the sandbox starts it), and /tmp
  * is a tmpfs of that size: a burst is refused when written, and the refusal the crew's output tells
  * fails the crew with the limit named. What many files add up to in the worktree and HOME (on the

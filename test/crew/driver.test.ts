@@ -3,13 +3,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
-import { runAssignments, type Progress } from '../../src/crew/driver.js';
+import { runAssignments, type Progress } from '../../src/crew/driver/driver.js';
 import { ClassroomUnavailableError } from '../../src/crew/errors.js';
 import { createClassroom } from '../../src/crew/classroom.js';
 import { memoryLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';
 import { EventLog, event } from '../../src/state/event-log.js';
-import { pauseStatus } from '../../src/dispatch/pause.js';
+import { pauseStatus } from '../../src/dispatch/gates/pause.js';
 import {
   FIXTURES,
   launcher,

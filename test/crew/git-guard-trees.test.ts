@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { captureBaseline, restoreBaseline } from '../../src/crew/git-guard.js';
+import { captureBaseline, restoreBaseline } from '../../src/crew/checkout/git-guard.js';
 import { removeTreeSync } from '../../src/process/remove-tree.js';
 import { git, initRepo } from '../support/tmp.js';
 

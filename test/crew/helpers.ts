@@ -9,10 +9,10 @@ import { EventLog, event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
 import { initRepo, tempDir } from '../support/tmp.js';
-import { readCrewState } from '../../src/dispatch/lease.js';
+import { readCrewState } from '../../src/dispatch/leases/lease.js';
 import type { CrewSpec } from '../../src/crew/spec.js';
 import { defaultRuntimeDir, defaultWorktreeRoot } from '../../src/crew/spec.js';
-import { revParse } from '../../src/crew/git.js';
+import { revParse } from '../../src/crew/checkout/git.js';
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures', import.meta.url));
 export const STUDENT = join(FIXTURES, 'student.mjs');

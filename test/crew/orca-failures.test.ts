@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCrew } from '../../src/crew/crew.js';
+import { runCrew } from '../../src/crew/run/crew.js';
 import { createClassroom } from '../../src/crew/classroom.js';
 import { ClassroomUnavailableError } from '../../src/crew/errors.js';
 import { defaultOrcaBinary, orcaSettings } from '../../src/crew/orca/cli.js';
 import { silentLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';
-import { issueStates } from '../../src/dispatch/history.js';
+import { issueStates } from '../../src/dispatch/logs/history.js';
 import { isRunning } from '../../src/process/liveness.js';
 import { git } from '../support/tmp.js';
 import { FIXTURES, item, plan, registry, spec, writeCurriculum } from './helpers.js';

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { runAssignments } from '../../src/crew/driver.js';
+import { runAssignments } from '../../src/crew/driver/driver.js';
 import { ClassroomUnavailableError } from '../../src/crew/errors.js';
-import { runCrewFromSpec, RUNNER_EXIT } from '../../src/crew/runner.js';
+import { runCrewFromSpec, RUNNER_EXIT } from '../../src/crew/run/runner.js';
 import { writeSpec } from '../../src/crew/spec.js';
-import { fleetStatus } from '../../src/dispatch/fleet.js';
-import { readSchool } from '../../src/dispatch/school-log.js';
+import { fleetStatus } from '../../src/dispatch/fleet/fleet.js';
+import { readSchool } from '../../src/dispatch/logs/school-log.js';
 import { planStep } from '../../src/loop/steps.js';
 import { silentLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClassroom } from '../../src/crew/classroom.js';
 import { ClassroomUnavailableError } from '../../src/crew/errors.js';
-import { ptraceWarning, requireProcFs } from '../../src/crew/host.js';
+import { ptraceWarning, requireProcFs } from '../../src/crew/machine/host.js';
 import { makeSchool, type School } from './helpers.js';
 
 /**

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runAssignments, type Progress } from '../../src/crew/driver.js';
+import { runAssignments, type Progress } from '../../src/crew/driver/driver.js';
 import { runStep } from '../../src/loop/steps.js';
 import { deliveryFor } from '../../src/delivery/setup.js';
 import { runLoop } from '../../src/loop/loop.js';

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureRevisionBase } from '../../src/crew/revision.js';
+import { ensureRevisionBase } from '../../src/crew/run/revision.js';
 import { git, initBareRemote, tempDir } from '../support/tmp.js';
 
 /**

@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BOOKBAG_FILES, type Bookbag } from '../../src/bookbag/schema.js';
-import { runCrew } from '../../src/crew/crew.js';
+import { runCrew } from '../../src/crew/run/crew.js';
 import { silentLogger } from '../../src/log.js';
 import type { CrewEvent, CrewPlanned } from '../../src/schemas/crew.js';
 import { EventLog, event } from '../../src/state/event-log.js';

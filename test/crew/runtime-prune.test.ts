@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCrew } from '../../src/crew/crew.js';
-import { FINISHED_RUNTIME_KEEP_MS, sweepFinishedRuntimes } from '../../src/crew/runtime-prune.js';
+import { runCrew } from '../../src/crew/run/crew.js';
+import { FINISHED_RUNTIME_KEEP_MS, sweepFinishedRuntimes } from '../../src/crew/machine/runtime-prune.js';
 import { crewRuntimeDir, defaultRuntimeDir } from '../../src/crew/spec.js';
 import { silentLogger } from '../../src/log.js';
 import { tempDir } from '../support/tmp.js';

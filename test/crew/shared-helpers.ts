@@ -1,6 +1,6 @@
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ClaimContext } from '../../src/dispatch/claims.js';
+import type { ClaimContext } from '../../src/dispatch/leases/claims.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
 import { EventLog, event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';

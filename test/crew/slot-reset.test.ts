@@ -13,8 +13,14 @@ import { dirname, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DaemonConfig } from '../../src/config/schema.js';
 import { createClassroom } from '../../src/crew/classroom.js';
-import { foreignChanges, resetAdminDir, revParse, slotGitDirs, statusEntries } from '../../src/crew/git.js';
-import { claimSlot } from '../../src/dispatch/lease.js';
+import {
+  foreignChanges,
+  resetAdminDir,
+  revParse,
+  slotGitDirs,
+  statusEntries,
+} from '../../src/crew/checkout/git.js';
+import { claimSlot } from '../../src/dispatch/leases/lease.js';
 import { runGit } from '../../src/process/git.js';
 import { initRepo, tempDir } from '../support/tmp.js';
 import { item, makeSchool, plan, writeCurriculum, type School } from './helpers.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { runAssignments, type Progress } from '../../src/crew/driver.js';
-import { recordSpend } from '../../src/dispatch/spend.js';
+import { runAssignments, type Progress } from '../../src/crew/driver/driver.js';
+import { recordSpend } from '../../src/dispatch/gates/spend.js';
 import { planStep, runStep } from '../../src/loop/steps.js';
 import { memoryLogger } from '../../src/log.js';
 import { item, launcher, makeSchool, plan, registry, writeCurriculum, type School } from './helpers.js';

@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { runCrew } from '../../src/crew/crew.js';
-import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
-import { issueStates } from '../../src/dispatch/history.js';
+import { runCrew } from '../../src/crew/run/crew.js';
+import { verifyOnCleanCheckout } from '../../src/crew/checkout/clean-checkout.js';
+import { issueStates } from '../../src/dispatch/logs/history.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { defaultGrader } from '../../src/grading/judges.js';
 import { judgeGrader } from '../../src/grading/judge-verify.js';

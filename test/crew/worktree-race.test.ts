@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ensureWorktree, revParse } from '../../src/crew/git.js';
+import { ensureWorktree, revParse } from '../../src/crew/checkout/git.js';
 import { initRepo, tempDir } from '../support/tmp.js';
 
 /**

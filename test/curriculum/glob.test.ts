@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { classify } from '../../src/curriculum/classify.js';
 import { globMatcher } from '../../src/curriculum/glob.js';
-import { FenceSet, literalPrefix } from '../../src/dispatch/fences.js';
+import { FenceSet, literalPrefix } from '../../src/dispatch/gates/fences.js';
 import { insideFences } from '../../src/grading/rubric.js';
 
 /**

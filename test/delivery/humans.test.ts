@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { crewLog } from '../../src/dispatch/registry.js';
+import { crewLog } from '../../src/dispatch/logs/registry.js';
 import { octokitFeedback } from '../../src/github/feedback-port.js';
 import { publishStatuses } from '../../src/feedback/refresh.js';
 import { drainAndDeliver } from '../support/drain-and-deliver.js';

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CAPACITY_CLASSES } from '../../src/config/schema.js';
-import { admit, type AdmissionInput } from '../../src/dispatch/admission.js';
-import { literalPrefix } from '../../src/dispatch/fences.js';
-import { classRank } from '../../src/dispatch/fleet.js';
-import { orderCandidates } from '../../src/dispatch/order.js';
+import { admit, type AdmissionInput } from '../../src/dispatch/gates/admission.js';
+import { literalPrefix } from '../../src/dispatch/gates/fences.js';
+import { classRank } from '../../src/dispatch/fleet/fleet.js';
+import { orderCandidates } from '../../src/dispatch/choice/order.js';
 import { GiB, admission, candidate, daemon } from './helpers.js';
 
 const cls = fc.constantFrom(...CAPACITY_CLASSES);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { admit, type AdmissionResult } from '../../src/dispatch/admission.js';
+import { admit, type AdmissionResult } from '../../src/dispatch/gates/admission.js';
 import { GiB, admission, candidate, config, daemon } from './helpers.js';
 
 const codes = (r: AdmissionResult) => Object.fromEntries(r.refused.map((x) => [x.issue, x.code]));

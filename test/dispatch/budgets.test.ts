@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { budgetLine, budgetStandings } from '../../src/dispatch/budgets.js';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
+import { budgetLine, budgetStandings } from '../../src/dispatch/gates/budgets.js';
+import { recordHeartbeat } from '../../src/dispatch/fleet/fleet.js';
 import { planDispatch } from '../../src/dispatch/plan.js';
-import { readSpend, recordSpend, spendFold } from '../../src/dispatch/spend.js';
+import { readSpend, recordSpend, spendFold } from '../../src/dispatch/gates/spend.js';
 import { memoryLogger } from '../../src/log.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
-import { runAssignments } from '../../src/crew/driver.js';
+import { runAssignments } from '../../src/crew/driver/driver.js';
 import { launcher, makeSchool, plan as planCrews, registry, type School } from '../crew/helpers.js';
 import { GiB, item } from './helpers.js';
 

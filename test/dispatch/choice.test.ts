@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { choiceRule, chooserFor } from '../../src/dispatch/assign.js';
+import { choiceRule, chooserFor } from '../../src/dispatch/choice/assign.js';
 import {
   chooseLearning,
   costModel,
@@ -8,15 +8,15 @@ import {
   expectedCost,
   posterior,
   targetPerDollar,
-} from '../../src/dispatch/choice.js';
-import { mean, sampleBeta, seeded, UNTRIED } from '../../src/dispatch/posterior.js';
+} from '../../src/dispatch/choice/choice.js';
+import { mean, sampleBeta, seeded, UNTRIED } from '../../src/dispatch/choice/posterior.js';
 import {
   mergeRateOf,
   RecordBook,
   tallyOf,
   type LedgerCounts,
   type RecordCrew,
-} from '../../src/dispatch/record.js';
+} from '../../src/dispatch/choice/record.js';
 
 /**
  * Issue 36, items 1–2: the learning choice on hand-made ledgers. A ledger is written as cells of

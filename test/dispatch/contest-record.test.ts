@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { chooseLearning, posterior } from '../../src/dispatch/choice.js';
-import { mean } from '../../src/dispatch/posterior.js';
-import { NOT_CHOSEN_SHARE, RecordBook, tallyOf, type RecordCrew } from '../../src/dispatch/record.js';
+import { chooseLearning, posterior } from '../../src/dispatch/choice/choice.js';
+import { mean } from '../../src/dispatch/choice/posterior.js';
+import { NOT_CHOSEN_SHARE, RecordBook, tallyOf, type RecordCrew } from '../../src/dispatch/choice/record.js';
 import { decideContest, type Entrant } from '../../src/grading/contest.js';
 import { ledgerFold, type LedgerState, type ScoreEvent } from '../../src/grading/ledger.js';
 import { combine, type JudgeFinding } from '../../src/grading/verdict.js';
 import { event } from '../../src/state/event-log.js';
 
 /**
- * Issue 36, items 1–2 and 5: what a contest adds to an agent's record (src/dispatch/record.ts), on a
+ * Issue 36, items 1–2 and 5: what a contest adds to an agent's record (src/dispatch/choice/record.ts), on a
  * hand-made ledger folded by the score ledger's own fold. A win is the winner's ordinary record; an
  * accepted crew the judges did not choose is a weak failure (never delivered, never a rejection); a
  * loser the judges rejected is its rejection alone. The learning choice reads it.

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
-import { issueStates, type VerdictLookup } from '../../src/dispatch/history.js';
+import { recordHeartbeat } from '../../src/dispatch/fleet/fleet.js';
+import { issueStates, type VerdictLookup } from '../../src/dispatch/logs/history.js';
 import { planDispatch } from '../../src/dispatch/plan.js';
-import { readRegistry } from '../../src/dispatch/registry.js';
-import { recordSpend } from '../../src/dispatch/spend.js';
+import { readRegistry } from '../../src/dispatch/logs/registry.js';
+import { recordSpend } from '../../src/dispatch/gates/spend.js';
 import { memoryLogger } from '../../src/log.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { StateLayout } from '../../src/state/layout.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { fleetStatus, recordHeartbeat } from '../../src/dispatch/fleet.js';
-import { readSchool } from '../../src/dispatch/school-log.js';
+import { fleetStatus, recordHeartbeat } from '../../src/dispatch/fleet/fleet.js';
+import { readSchool } from '../../src/dispatch/logs/school-log.js';
 import { ConfigError } from '../../src/errors.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';

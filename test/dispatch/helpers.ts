@@ -1,9 +1,9 @@
 import { curriculumItem } from '../support/items.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { SchoolConfig } from '../../src/config/schema.js';
-import type { AdmissionDaemon, AdmissionInput } from '../../src/dispatch/admission.js';
-import type { Candidate } from '../../src/dispatch/order.js';
-import { crewLog } from '../../src/dispatch/registry.js';
+import type { AdmissionDaemon, AdmissionInput } from '../../src/dispatch/gates/admission.js';
+import type { Candidate } from '../../src/dispatch/choice/order.js';
+import { crewLog } from '../../src/dispatch/logs/registry.js';
 import type { CrewOutcome } from '../../src/schemas/crew.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { event } from '../../src/state/event-log.js';

@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { crewLog } from '../../src/dispatch/registry.js';
-import { recordSpend } from '../../src/dispatch/spend.js';
+import { crewLog } from '../../src/dispatch/logs/registry.js';
+import { recordSpend } from '../../src/dispatch/gates/spend.js';
 import { ScoreLedger } from '../../src/grading/ledger.js';
 import { silentLogger } from '../../src/log.js';
 import { planStep } from '../../src/loop/steps.js';

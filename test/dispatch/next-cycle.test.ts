@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nextCycle, type NextCycleInput } from '../../src/dispatch/next-cycle.js';
-import { readSchool } from '../../src/dispatch/school-log.js';
+import { readSchool } from '../../src/dispatch/logs/school-log.js';
 import { workflowDispatcher, workflowTarget, type WorkflowTarget } from '../../src/github/next-cycle.js';
 import { dispatchJob } from '../../src/loop/dispatch-job.js';
 import { memoryLogger } from '../../src/log.js';

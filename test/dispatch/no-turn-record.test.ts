@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RecordBook } from '../../src/dispatch/record.js';
-import type { CrewRecord } from '../../src/dispatch/registry.js';
+import { RecordBook } from '../../src/dispatch/choice/record.js';
+import type { CrewRecord } from '../../src/dispatch/logs/registry.js';
 import { movesScore } from '../../src/grading/records.js';
 
 /**

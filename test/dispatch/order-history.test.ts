@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FenceSet, literalPrefix } from '../../src/dispatch/fences.js';
-import { issueStates, MAX_ORPHANINGS } from '../../src/dispatch/history.js';
-import { orderCandidates } from '../../src/dispatch/order.js';
-import type { CrewRecord, CrewRegistry } from '../../src/dispatch/registry.js';
+import { FenceSet, literalPrefix } from '../../src/dispatch/gates/fences.js';
+import { issueStates, MAX_ORPHANINGS } from '../../src/dispatch/logs/history.js';
+import { orderCandidates } from '../../src/dispatch/choice/order.js';
+import type { CrewRecord, CrewRegistry } from '../../src/dispatch/logs/registry.js';
 import type { CrewOutcome } from '../../src/schemas/crew.js';
 import { candidate } from './helpers.js';
 

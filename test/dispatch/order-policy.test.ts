@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { orderCandidates, tailGuardThreshold } from '../../src/dispatch/order.js';
+import { orderCandidates, tailGuardThreshold } from '../../src/dispatch/choice/order.js';
 import { candidate } from './helpers.js';
 
 describe('dispatch.order', () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { commands, usage } from '../../src/cli/commands.js';
 import { pauseCommand } from '../../src/cli/commands/pause.js';
-import { pauseForOutcome, pauseStatus } from '../../src/dispatch/pause.js';
+import { pauseForOutcome, pauseStatus } from '../../src/dispatch/gates/pause.js';
 import { ConfigError } from '../../src/errors.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';

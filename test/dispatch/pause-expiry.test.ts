@@ -1,17 +1,17 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
+import { recordHeartbeat } from '../../src/dispatch/fleet/fleet.js';
 import {
   clearPause,
   describePauses,
   pauseForOutcome,
   pauseStatus,
   resetTimeIn,
-} from '../../src/dispatch/pause.js';
+} from '../../src/dispatch/gates/pause.js';
 import { planDispatch } from '../../src/dispatch/plan.js';
-import { readRegistry } from '../../src/dispatch/registry.js';
-import { readSchool } from '../../src/dispatch/school-log.js';
+import { readRegistry } from '../../src/dispatch/logs/registry.js';
+import { readSchool } from '../../src/dispatch/logs/school-log.js';
 import { memoryLogger } from '../../src/log.js';
 import { BOOKBAG_FILES } from '../../src/bookbag/schema.js';
 import { StateLayout } from '../../src/state/layout.js';

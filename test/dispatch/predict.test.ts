@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { expectedMinutes, orderCandidates, REPAIR_FACTOR } from '../../src/dispatch/order.js';
-import { Predictor } from '../../src/dispatch/predict.js';
-import { RecordBook, type RecordCrew } from '../../src/dispatch/record.js';
+import { expectedMinutes, orderCandidates, REPAIR_FACTOR } from '../../src/dispatch/choice/order.js';
+import { Predictor } from '../../src/dispatch/choice/predict.js';
+import { RecordBook, type RecordCrew } from '../../src/dispatch/choice/record.js';
 import { candidate } from './helpers.js';
 
 const T0 = Date.parse('2026-03-01T00:00:00Z');

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
+import { recordHeartbeat } from '../../src/dispatch/fleet/fleet.js';
 import { planDispatch } from '../../src/dispatch/plan.js';
-import { crewLog, readRegistry } from '../../src/dispatch/registry.js';
+import { crewLog, readRegistry } from '../../src/dispatch/logs/registry.js';
 import { memoryLogger } from '../../src/log.js';
 import type { LeaseOwner } from '../../src/schemas/crew.js';
 import { event } from '../../src/state/event-log.js';

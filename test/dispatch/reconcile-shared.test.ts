@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { JobAnswer, JobLiveness } from '../../src/dispatch/lease.js';
-import { askOwners, reconcile } from '../../src/dispatch/reconcile.js';
-import { crewLog, readRegistry } from '../../src/dispatch/registry.js';
+import type { JobAnswer, JobLiveness } from '../../src/dispatch/leases/lease.js';
+import { askOwners, reconcile } from '../../src/dispatch/leases/reconcile.js';
+import { crewLog, readRegistry } from '../../src/dispatch/logs/registry.js';
 import type { CrewEvent, LeaseOwner } from '../../src/schemas/crew.js';
 import { event } from '../../src/state/event-log.js';
 import { StateLayout } from '../../src/state/layout.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
+import { recordHeartbeat } from '../../src/dispatch/fleet/fleet.js';
 import { planDispatch, type PlanInput } from '../../src/dispatch/plan.js';
-import { readRegistry } from '../../src/dispatch/registry.js';
+import { readRegistry } from '../../src/dispatch/logs/registry.js';
 import { decideRevision, type RevisionRequest } from '../../src/dispatch/revision.js';
 import { memoryLogger } from '../../src/log.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';

@@ -1,10 +1,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { heartbeatTtlSeconds, recordHeartbeat, rosterProblem } from '../../src/dispatch/fleet.js';
-import { configuredJobTimeout, jobTimeoutNote, ttlFromSchedule } from '../../src/dispatch/job-settings.js';
+import { heartbeatTtlSeconds, recordHeartbeat, rosterProblem } from '../../src/dispatch/fleet/fleet.js';
+import {
+  configuredJobTimeout,
+  jobTimeoutNote,
+  ttlFromSchedule,
+} from '../../src/dispatch/fleet/job-settings.js';
 import { planDispatch } from '../../src/dispatch/plan.js';
-import { actionsSchedule, parseCron, scheduleIntervalSeconds } from '../../src/dispatch/schedule.js';
+import { actionsSchedule, parseCron, scheduleIntervalSeconds } from '../../src/dispatch/fleet/schedule.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';

@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
+import { recordHeartbeat } from '../../src/dispatch/fleet/fleet.js';
 import { planDispatch, type PlanInput } from '../../src/dispatch/plan.js';
-import { readRegistry } from '../../src/dispatch/registry.js';
+import { readRegistry } from '../../src/dispatch/logs/registry.js';
 import { memoryLogger } from '../../src/log.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
-import { admit, type Admitted } from '../../src/dispatch/admission.js';
-import { sharedEligible } from '../../src/dispatch/standby.js';
+import { admit, type Admitted } from '../../src/dispatch/gates/admission.js';
+import { sharedEligible } from '../../src/dispatch/gates/standby.js';
 import { GiB, admission, candidate, config, daemon, item } from './helpers.js';
 
 const dirs: Array<{ cleanup(): void }> = [];

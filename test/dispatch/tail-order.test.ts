@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { orderCandidates, predictedMinutes, QUICK_SHARE, quickCut } from '../../src/dispatch/order.js';
-import { Predictor } from '../../src/dispatch/predict.js';
-import { RecordBook } from '../../src/dispatch/record.js';
-import { crewFold, type CrewRecord } from '../../src/dispatch/registry.js';
+import { orderCandidates, predictedMinutes, QUICK_SHARE, quickCut } from '../../src/dispatch/choice/order.js';
+import { Predictor } from '../../src/dispatch/choice/predict.js';
+import { RecordBook } from '../../src/dispatch/choice/record.js';
+import { crewFold, type CrewRecord } from '../../src/dispatch/logs/registry.js';
 import type { CrewPlanned } from '../../src/schemas/crew.js';
 import { event } from '../../src/state/event-log.js';
 import { candidate } from './helpers.js';

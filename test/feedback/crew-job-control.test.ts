@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { readControl } from '../../src/dispatch/control-log.js';
+import { readControl } from '../../src/dispatch/logs/control-log.js';
 import {
   CrewJobControl,
   type ControlComments,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { buildView } from '../../src/board/view.js';
 import { renderTerminal } from '../../src/board/terminal.js';
 import { bookbagSchema } from '../../src/bookbag/schema.js';
-import { readRegistry } from '../../src/dispatch/registry.js';
+import { readRegistry } from '../../src/dispatch/logs/registry.js';
 import { readFeedback } from '../../src/feedback/log.js';
 import { humanScoreOf, ScoreLedger } from '../../src/grading/ledger.js';
 import { memoryLogger } from '../../src/log.js';

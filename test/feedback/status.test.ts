@@ -4,7 +4,7 @@ import { drainAndDeliver, drainFast } from '../support/drain-and-deliver.js';
 import { octokitPort } from '../../src/github/issues-port.js';
 import { Outbox, outboxFold, statusMarkerOf } from '../../src/outbox/outbox.js';
 import { publishStatuses, refreshStatuses } from '../../src/feedback/refresh.js';
-import { crewLog } from '../../src/dispatch/registry.js';
+import { crewLog } from '../../src/dispatch/logs/registry.js';
 import { event } from '../../src/state/event-log.js';
 import { crewAt as crew, plannedEvent } from '../support/crew-events.js';
 import { memoryLogger } from '../../src/log.js';

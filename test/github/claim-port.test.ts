@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { claimName, claimPrefix } from '../../src/dispatch/claims.js';
+import { claimName, claimPrefix } from '../../src/dispatch/leases/claims.js';
 import {
   actionsClaimPort,
   bareDigest,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { crewLog } from '../../src/dispatch/registry.js';
+import { crewLog } from '../../src/dispatch/logs/registry.js';
 import { decideContest, NO_GRADING_JOB, type Entrant } from '../../src/grading/contest.js';
 import { drain } from '../../src/grading/drain.js';
 import { ScoreLedger } from '../../src/grading/ledger.js';

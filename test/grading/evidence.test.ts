@@ -8,7 +8,7 @@ import { GradingQueue } from '../../src/grading/queue.js';
 import { exemption, isNotCode } from '../../src/grading/evidence.js';
 import { pullRequestBody } from '../../src/delivery/body.js';
 import { issueStatuses, statusComment } from '../../src/feedback/status.js';
-import { readCrewState } from '../../src/dispatch/lease.js';
+import { readCrewState } from '../../src/dispatch/leases/lease.js';
 import { readBookbag } from '../../src/bookbag/store.js';
 import { memoryLogger } from '../../src/log.js';
 import { runLoop } from '../../src/loop/loop.js';

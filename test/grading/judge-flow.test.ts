@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/bookbag/schema.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
-import { readCrewState } from '../../src/dispatch/lease.js';
+import { readCrewState } from '../../src/dispatch/leases/lease.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { VERDICTS_FILE, verdictsFileSchema } from '../../src/grading/verdicts.js';
 import { memoryLogger, silentLogger } from '../../src/log.js';

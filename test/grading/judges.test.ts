@@ -8,7 +8,7 @@ import { drain } from '../../src/grading/drain.js';
 import { insideFences, rubricFinding } from '../../src/grading/rubric.js';
 import { patchFiles } from '../../src/process/patch-files.js';
 import { parseReviewerOutput } from '../../src/grading/reviewer.js';
-import { totalSpend } from '../../src/dispatch/spend.js';
+import { totalSpend } from '../../src/dispatch/gates/spend.js';
 import { silentLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';

@@ -5,9 +5,9 @@ import { join, relative } from 'node:path';
 import { drain } from '../../src/grading/drain.js';
 import { silentLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { reviewerReasons } from '../../src/crew/continuity.js';
+import { reviewerReasons } from '../../src/crew/run/continuity.js';
 import { GradingQueue } from '../../src/grading/queue.js';
-import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
+import { verifyOnCleanCheckout } from '../../src/crew/checkout/clean-checkout.js';
 import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
 import { config, enqueueMany, writeBookbag } from './helpers.js';
 

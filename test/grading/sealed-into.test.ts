@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseConfig } from '../../src/config/load.js';
 import type { SchoolConfig } from '../../src/config/schema.js';
-import { installedDependencies } from '../../src/crew/clean-checkout.js';
+import { installedDependencies } from '../../src/crew/checkout/clean-checkout.js';
 import { withJudgeSandbox } from '../../src/grading/judge-sandbox.js';
 import { runSealedTests } from '../../src/grading/sealed.js';
 import { dependenciesOf } from '../../src/grading/sealed-run.js';

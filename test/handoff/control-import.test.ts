@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { readControl } from '../../src/dispatch/control-log.js';
+import { readControl } from '../../src/dispatch/logs/control-log.js';
 import { recordControl } from '../../src/feedback/control-scan.js';
 import { importHandoffs } from '../../src/handoff/import.js';
 import { memoryLogger } from '../../src/log.js';

@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, write
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { planStep, runStep } from '../../src/loop/steps.js';
-import { readCrewState } from '../../src/dispatch/lease.js';
+import { readCrewState } from '../../src/dispatch/leases/lease.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { markHandoff, writeHandoff } from '../../src/handoff/handoff.js';
 import { importHandoffs } from '../../src/handoff/import.js';

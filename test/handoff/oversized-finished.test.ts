@@ -2,7 +2,7 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
-import { readCrewState } from '../../src/dispatch/lease.js';
+import { readCrewState } from '../../src/dispatch/leases/lease.js';
 import { importHandoffs } from '../../src/handoff/import.js';
 import { silentLogger } from '../../src/log.js';
 import { planStep } from '../../src/loop/steps.js';

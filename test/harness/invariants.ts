@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readCrewState } from '../../src/dispatch/lease.js';
+import { readCrewState } from '../../src/dispatch/leases/lease.js';
 import { ScoreLedger } from '../../src/grading/ledger.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { readJsonl } from '../../src/state/jsonl.js';

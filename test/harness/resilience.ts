@@ -19,7 +19,7 @@ import { BranchSource } from '../../src/checkpoint/branch-source.js';
 import { DirectorySource } from '../../src/checkpoint/directory-source.js';
 import { verify } from '../../src/checkpoint/manifest.js';
 import { parseConfig } from '../../src/config/load.js';
-import { runAssignments } from '../../src/crew/driver.js';
+import { runAssignments } from '../../src/crew/driver/driver.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { drain } from '../../src/grading/drain.js';
 import { silentLogger } from '../../src/log.js';

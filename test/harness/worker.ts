@@ -11,8 +11,8 @@ import { appendFileSync, closeSync, existsSync, fsyncSync, openSync, readFileSyn
 import { join } from 'node:path';
 import { writeBookbag } from '../../src/bookbag/store.js';
 import { planStep } from '../../src/loop/steps.js';
-import { claimSlot, crewEventLog, readCrewState, releaseLease } from '../../src/dispatch/lease.js';
-import { localIdentity, selfOwner } from '../../src/dispatch/liveness.js';
+import { claimSlot, crewEventLog, readCrewState, releaseLease } from '../../src/dispatch/leases/lease.js';
+import { localIdentity, selfOwner } from '../../src/dispatch/leases/liveness.js';
 import { BranchSource } from '../../src/checkpoint/branch-source.js';
 import { DirectorySource } from '../../src/checkpoint/directory-source.js';
 import { saveCheckpoint } from '../../src/checkpoint/save.js';

@@ -5,7 +5,7 @@ import { createGitHubClient } from '../../src/github/client.js';
 import { drainAndDeliver, drainFast } from '../support/drain-and-deliver.js';
 import { octokitPort } from '../../src/github/issues-port.js';
 import { Outbox, statusMarkerOf } from '../../src/outbox/outbox.js';
-import { crewLog } from '../../src/dispatch/registry.js';
+import { crewLog } from '../../src/dispatch/logs/registry.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';

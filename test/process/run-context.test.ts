@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { plannerOwner, selfOwner } from '../../src/dispatch/liveness.js';
+import { plannerOwner, selfOwner } from '../../src/dispatch/leases/liveness.js';
 import { thisRun } from '../../src/dispatch/next-cycle.js';
 import { statusLinks } from '../../src/feedback/status.js';
 import { auditActor, LOCAL_RUN, runContextFrom, workerId } from '../../src/process/run-context.js';

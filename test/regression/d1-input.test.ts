@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCrewState } from '../../src/dispatch/lease.js';
+import { readCrewState } from '../../src/dispatch/leases/lease.js';
 import { readJsonl } from '../../src/state/jsonl.js';
 import { filesUnder, forbiddenCodePoints, loop, makeSchool, writeIssues, type School } from './helpers.js';
 

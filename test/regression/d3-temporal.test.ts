@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { planStep, runStep } from '../../src/loop/steps.js';
-import { claimSlot, readCrewState } from '../../src/dispatch/lease.js';
+import { claimSlot, readCrewState } from '../../src/dispatch/leases/lease.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { silentLogger } from '../../src/log.js';
 import { launcher, makeSchool, writeIssues, type School } from './helpers.js';

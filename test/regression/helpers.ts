@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { expect } from 'vitest';
-import { readCrewState } from '../../src/dispatch/lease.js';
-import { processesWithMarker } from '../../src/crew/host.js';
+import { readCrewState } from '../../src/dispatch/leases/lease.js';
+import { processesWithMarker } from '../../src/crew/machine/host.js';
 import { defaultWorktreeRoot } from '../../src/crew/spec.js';
 import { git } from '../support/tmp.js';
 import { join, relative } from 'node:path';

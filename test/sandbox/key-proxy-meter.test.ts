@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CrewMeter } from '../../src/agents/usage-meter.js';
 import { parseConfig } from '../../src/config/load.js';
-import { readSpend, recordSpend } from '../../src/dispatch/spend.js';
+import { readSpend, recordSpend } from '../../src/dispatch/gates/spend.js';
 import { startKeyProxy, type KeyProxy } from '../../src/sandbox/key-proxy.js';
 import { UpstreamRecord } from '../../src/sandbox/upstream-record.js';
 import { readJsonl } from '../../src/state/jsonl.js';

@@ -1,18 +1,18 @@
 import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freeDiskBytes } from '../../src/crew/disk.js';
+import { freeDiskBytes } from '../../src/crew/machine/disk.js';
 import { crewRuntimeDir, defaultRuntimeDir } from '../../src/crew/spec.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
-import { readCrewState } from '../../src/dispatch/lease.js';
-import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
+import { readCrewState } from '../../src/dispatch/leases/lease.js';
+import { verifyOnCleanCheckout } from '../../src/crew/checkout/clean-checkout.js';
 import { drain } from '../../src/grading/drain.js';
 import { importHandoffs } from '../../src/handoff/import.js';
 import { silentLogger } from '../../src/log.js';
 import { planStep } from '../../src/loop/steps.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { BOOKBAG_FILES } from '../../src/bookbag/schema.js';
-import { runCrew } from '../../src/crew/crew.js';
+import { runCrew } from '../../src/crew/run/crew.js';
 import {
   FIXTURES,
   item,

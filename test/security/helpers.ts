@@ -1,7 +1,7 @@
 import { testPath } from '../support/host.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { runCrew, type CrewResult } from '../../src/crew/crew.js';
+import { runCrew, type CrewResult } from '../../src/crew/run/crew.js';
 import { crewRuntimeDir, defaultRuntimeDir } from '../../src/crew/spec.js';
 import { message } from '../../src/errors.js';
 import { silentLogger, type Logger } from '../../src/log.js';

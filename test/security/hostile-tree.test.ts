@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { foreignChanges } from '../../src/crew/git.js';
-import { outOfServiceMarker } from '../../src/crew/slot-reset.js';
+import { foreignChanges } from '../../src/crew/checkout/git.js';
+import { outOfServiceMarker } from '../../src/crew/checkout/slot-reset.js';
 import { defaultWorktreeRoot } from '../../src/crew/spec.js';
-import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
+import { verifyOnCleanCheckout } from '../../src/crew/checkout/clean-checkout.js';
 import { drain } from '../../src/grading/drain.js';
 import { silentLogger } from '../../src/log.js';
 import { makeSchool, type School } from '../crew/helpers.js';

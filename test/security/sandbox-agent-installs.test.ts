@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runCrew } from '../../src/crew/crew.js';
+import { runCrew } from '../../src/crew/run/crew.js';
 import { silentLogger } from '../../src/log.js';
 import { childEnv } from '../../src/process/env.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';

@@ -1,10 +1,10 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runCrew } from '../../src/crew/crew.js';
-import { baselinePath, captureBaseline, writeBaseline } from '../../src/crew/git-guard.js';
+import { runCrew } from '../../src/crew/run/crew.js';
+import { baselinePath, captureBaseline, writeBaseline } from '../../src/crew/checkout/git-guard.js';
 import { defaultRuntimeDir, defaultWorktreeRoot } from '../../src/crew/spec.js';
-import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
+import { verifyOnCleanCheckout } from '../../src/crew/checkout/clean-checkout.js';
 import { drain } from '../../src/grading/drain.js';
 import { silentLogger } from '../../src/log.js';
 import { item, makeSchool, plan, registry, spec, writeCurriculum, type School } from '../crew/helpers.js';

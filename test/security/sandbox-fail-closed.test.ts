@@ -2,7 +2,7 @@ import { testHost } from '../support/host.js';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runAssignments } from '../../src/crew/driver.js';
+import { runAssignments } from '../../src/crew/driver/driver.js';
 import { withJudgeSandbox } from '../../src/grading/judge-sandbox.js';
 import { memoryLogger } from '../../src/log.js';
 import { resetSandboxProbe, SandboxUnavailableError } from '../../src/sandbox/probe.js';

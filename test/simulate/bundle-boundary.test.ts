@@ -101,8 +101,8 @@ describe('what the action bundles contain', () => {
     expect(modules).toContain('lab/simulate/engine.ts');
     expect(modules).toContain('lab/simulate/learning.ts');
     // The learner it measures is the product's: the one interface, and the choice behind it.
-    expect(modules).toContain('src/dispatch/assign.ts');
-    expect(modules).toContain('src/dispatch/choice.ts');
-    expect(modules).toContain('src/dispatch/admission.ts');
+    expect(modules).toContain('src/dispatch/choice/assign.ts');
+    expect(modules).toContain('src/dispatch/choice/choice.ts');
+    expect(modules).toContain('src/dispatch/gates/admission.ts');
   });
 });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Progress } from '../../src/crew/driver.js';
+import type { Progress } from '../../src/crew/driver/driver.js';
 import { runLoop } from '../../src/loop/loop.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { planStep, runStep } from '../../src/loop/steps.js';

@@ -83,7 +83,7 @@ const run = (w: Workload, cadence: Cadence) =>
     crewTimeoutMinutes: 200,
   });
 
-describe('a run queue: the claim rule (dispatch/claims.ts claimOrder)', () => {
+describe('a run queue: the claim rule (dispatch/leases/claims.ts claimOrder)', () => {
   const issue = (number: number, weight: CapacityClass = 'standard'): SimIssue => ({
     number,
     weight,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ClaimOutcome, ClaimPort } from '../../src/dispatch/claims.js';
+import type { ClaimOutcome, ClaimPort } from '../../src/dispatch/leases/claims.js';
 
 /**
  * The run's artifact service as a directory: an artifact is a file named after it, created with an

@@ -1,4 +1,4 @@
-import { crewLog } from '../../src/dispatch/registry.js';
+import { crewLog } from '../../src/dispatch/logs/registry.js';
 import type { CrewEvent, CrewFinished, CrewPlanned, CrewStarted } from '../../src/schemas/crew.js';
 import { event } from '../../src/state/event-log.js';
 import type { StateLayout } from '../../src/state/layout.js';

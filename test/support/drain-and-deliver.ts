@@ -1,4 +1,4 @@
-import { verifyOnCleanCheckout } from '../../src/crew/clean-checkout.js';
+import { verifyOnCleanCheckout } from '../../src/crew/checkout/clean-checkout.js';
 import { drain, type DrainOptions, type DrainResult } from '../../src/grading/drain.js';
 import { afterGrading, withOutbox, type AfterGradingOptions } from '../../src/loop/after-grading.js';
 import type { OutboxCounts } from '../../src/outbox/outbox.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { resolveConfig } from '../../src/config/load.js';
 import type { SchoolConfig } from '../../src/config/schema.js';
 import { writeCurriculum } from '../../src/curriculum/store.js';
-import { recordHeartbeat } from '../../src/dispatch/fleet.js';
+import { recordHeartbeat } from '../../src/dispatch/fleet/fleet.js';
 import { planDispatch, type PlanInput, type PlanResult } from '../../src/dispatch/plan.js';
 import { memoryLogger } from '../../src/log.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';

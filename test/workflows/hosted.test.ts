@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { TESTED_VERSIONS } from '../../src/agents/tested-versions.js';
 import { dispatchOutputs } from '../../src/actions/dispatch-crew/summary.js';
 import { parseConfig } from '../../src/config/load.js';
-import { fleetStatus } from '../../src/dispatch/fleet.js';
+import { fleetStatus } from '../../src/dispatch/fleet/fleet.js';
 import type { DispatchJobResult } from '../../src/loop/dispatch-job.js';
 import { renderWorkflow } from '../../src/cli/init-workflows.js';
 import { tempDir } from '../support/tmp.js';

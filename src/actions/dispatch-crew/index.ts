@@ -1,7 +1,7 @@
 import * as core from '@actions/core';
 import { deniedBy } from '../../cli/exit.js';
 import { redactText } from '../../security/redact.js';
-import { runCrewFromSpec } from '../../crew/runner.js';
+import { runCrewFromSpec } from '../../crew/run/runner.js';
 import { actionsClaimPort } from '../../github/actions-services.js';
 import { createGitHubClient } from '../../github/client.js';
 import { octokitControl } from '../../github/control-port.js';

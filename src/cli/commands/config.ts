@@ -1,4 +1,4 @@
-import { NO_AGENTS } from '../../dispatch/assign.js';
+import { NO_AGENTS } from '../../dispatch/choice/assign.js';
 import { configJsonSchema, loadConfig } from '../../config/load.js';
 import { configVisibilityProblems } from '../../config/sandbox-policy.js';
 import { parse } from '../args.js';

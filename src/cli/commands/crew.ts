@@ -1,9 +1,9 @@
 import { userInfo } from 'node:os';
 import { resolveConfig } from '../../config/load.js';
 import { ConfigError } from '../../errors.js';
-import { controlEvents, controlLog, type ControlCommand } from '../../dispatch/control-log.js';
-import { readRegistry } from '../../dispatch/registry.js';
-import { STOP_POLL_MS } from '../../crew/control.js';
+import { controlEvents, controlLog, type ControlCommand } from '../../dispatch/logs/control-log.js';
+import { readRegistry } from '../../dispatch/logs/registry.js';
+import { STOP_POLL_MS } from '../../crew/run/control.js';
 import { StateLayout } from '../../state/layout.js';
 import { parseVerbWords, verbOptions } from '../args.js';
 import type { Command } from '../commands.js';

@@ -1,9 +1,9 @@
 import { resolveConfig } from '../../config/load.js';
 import type { SchoolConfig } from '../../config/schema.js';
-import { issueStates } from '../../dispatch/history.js';
-import { requeueIssue } from '../../dispatch/pause.js';
-import { readRegistry } from '../../dispatch/registry.js';
-import { readSchool } from '../../dispatch/school-log.js';
+import { issueStates } from '../../dispatch/logs/history.js';
+import { requeueIssue } from '../../dispatch/gates/pause.js';
+import { readRegistry } from '../../dispatch/logs/registry.js';
+import { readSchool } from '../../dispatch/logs/school-log.js';
 import { GradingQueue } from '../../grading/queue.js';
 import { requeueDeadLetters } from '../../grading/requeue.js';
 import { deadLetterTable, renderText } from '../../grading/report.js';
@@ -27,7 +27,7 @@ admits it again; its claims before the requeue no longer count.
 
 const CLAIMS_REASON = 'stopped-after-unconfirmed-limit-claims';
 
-/** Issues stopped by unconfirmed limit claims (src/dispatch/history.ts), with their claim counts. */
+/** Issues stopped by unconfirmed limit claims (src/dispatch/logs/history.ts), with their claim counts. */
 function claimStoppedIssues(layout: StateLayout, config: SchoolConfig): Map<number, number> {
   const out = new Map<number, number>();
   const states = issueStates(readRegistry(layout), undefined, readSchool(layout).requeues, {

@@ -9,7 +9,7 @@ import {
   type RunStepResult,
 } from '../../loop/steps.js';
 import { runStages } from '../../loop/stages.js';
-import { runCrewFromSpec } from '../../crew/runner.js';
+import { runCrewFromSpec } from '../../crew/run/runner.js';
 import type { PlanResult } from '../../dispatch/plan.js';
 import { StateLayout } from '../../state/layout.js';
 import { ConfigError } from '../../errors.js';

@@ -1,6 +1,6 @@
 import { resolveConfig } from '../../config/load.js';
 import { drain, type DrainResult } from '../../grading/drain.js';
-import { installedDependencies, verifyOnCleanCheckout } from '../../crew/clean-checkout.js';
+import { installedDependencies, verifyOnCleanCheckout } from '../../crew/checkout/clean-checkout.js';
 import { afterGrading, withOutbox, type AfterGradingResult } from '../../loop/after-grading.js';
 import { runStages } from '../../loop/stages.js';
 import { gradingPorts } from '../../loop/github-ports.js';

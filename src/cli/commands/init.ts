@@ -4,7 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../config/load.js';
 import type { SchoolConfig } from '../../config/schema.js';
 import { ConfigError } from '../../errors.js';
-import { which } from '../../crew/host.js';
+import { which } from '../../crew/machine/host.js';
 import { git } from '../../process/git.js';
 import { writeTextAtomic } from '../../state/atomic.js';
 import { parseVerb, verbOptions } from '../args.js';

@@ -1,10 +1,10 @@
 import { resolveConfig } from '../../config/load.js';
 import { ConfigError, CorruptStateError, message } from '../../errors.js';
-import { clearPause, pauseSchool } from '../../dispatch/pause.js';
-import { readSchool } from '../../dispatch/school-log.js';
+import { clearPause, pauseSchool } from '../../dispatch/gates/pause.js';
+import { readSchool } from '../../dispatch/logs/school-log.js';
 import { pauseLines } from '../../board/terminal.js';
 import { pauseFacts } from '../../board/view.js';
-import { readRegistry } from '../../dispatch/registry.js';
+import { readRegistry } from '../../dispatch/logs/registry.js';
 import { redactText } from '../../security/redact.js';
 import { StateLayout } from '../../state/layout.js';
 import { parseVerb, verbOptions } from '../args.js';

@@ -1,9 +1,9 @@
 import { resolveConfig } from '../../config/load.js';
 import { ConfigError } from '../../errors.js';
-import { issueStates } from '../../dispatch/history.js';
-import { requeueIssue } from '../../dispatch/pause.js';
-import { readRegistry } from '../../dispatch/registry.js';
-import { readSchool } from '../../dispatch/school-log.js';
+import { issueStates } from '../../dispatch/logs/history.js';
+import { requeueIssue } from '../../dispatch/gates/pause.js';
+import { readRegistry } from '../../dispatch/logs/registry.js';
+import { readSchool } from '../../dispatch/logs/school-log.js';
 import { redactText } from '../../security/redact.js';
 import { StateLayout } from '../../state/layout.js';
 import { parseVerbWords, verbOptions } from '../args.js';

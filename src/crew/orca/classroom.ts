@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Confined } from '../../sandbox/index.js';
 import type { Classroom, ClassroomOptions, HostedLaunch, TurnContext } from '../classroom.js';
-import type { CollectedDiff } from '../git.js';
+import type { CollectedDiff } from '../checkout/git.js';
 import { ClassroomInterruptedError } from '../errors.js';
 import { OrcaCli, OrcaUnavailableError, orcaSettings, type OrcaReply } from './cli.js';
 import { finishedTurn, recordedTurn, runInTerminal } from './terminal.js';

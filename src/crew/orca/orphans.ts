@@ -2,19 +2,19 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SchoolConfig } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
-import { crewEventLog, readCrewState } from '../../dispatch/lease.js';
-import { localLiveness } from '../../dispatch/liveness.js';
-import type { CrewRecord } from '../../dispatch/registry.js';
+import { crewEventLog, readCrewState } from '../../dispatch/leases/lease.js';
+import { localLiveness } from '../../dispatch/leases/liveness.js';
+import type { CrewRecord } from '../../dispatch/logs/registry.js';
 import { groupAlive, killGroup } from '../../process/group.js';
 import { audit } from '../../state/audit.js';
 import { event } from '../../state/event-log.js';
 import type { StateLayout } from '../../state/layout.js';
 import { message } from '../../errors.js';
 import { createClassroom } from '../classroom.js';
-import { collectCrew } from '../crew.js';
-import { baselinePath, readBaseline, restoreBaseline } from '../git-guard.js';
-import { resetAdminDir, slotGitDirs } from '../git.js';
-import { processesWithMarker } from '../host.js';
+import { collectCrew } from '../run/crew.js';
+import { baselinePath, readBaseline, restoreBaseline } from '../checkout/git-guard.js';
+import { resetAdminDir, slotGitDirs } from '../checkout/git.js';
+import { processesWithMarker } from '../machine/host.js';
 import { crewRuntimeDir, readSpec, type CrewSpec } from '../spec.js';
 import { finishedTurn } from './terminal.js';
 import { hostEnvOf } from '../../process/env.js';
@@ -33,7 +33,7 @@ import type { RunContext } from '../../process/run-context.js';
  *   directory and the slot put back and checked clean, and the crew recorded `aborted` with
  *   `orphaned: true`: not the student's failed run, and not a runner that vanished unexplained (no
  *   `lost`, no pause). The issue is planned again; `MAX_ORPHANINGS` in a row stop it
- *   (src/dispatch/history.ts). Its half-made change is never graded.
+ *   (src/dispatch/logs/history.ts). Its half-made change is never graded.
  *
  * A crew that never reached an Orca terminal is left to the driver (`lost`, like any runner that vanished).
  */

@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { BOOKBAG_FILES } from '../../../src/bookbag/schema.js';
 import { join } from 'node:path';
-import { runCrew } from '../../../src/crew/crew.js';
+import { runCrew } from '../../../src/crew/run/crew.js';
 import { silentLogger } from '../../../src/log.js';
 import { readJsonl } from '../../../src/state/jsonl.js';
 import { runAgentReviewer } from '../../../src/grading/agent-reviewer.js';

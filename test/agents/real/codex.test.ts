@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { runAgentReviewer } from '../../../src/grading/agent-reviewer.js';
 import { join } from 'node:path';
 import { BOOKBAG_FILES } from '../../../src/bookbag/schema.js';
-import { runCrew } from '../../../src/crew/crew.js';
+import { runCrew } from '../../../src/crew/run/crew.js';
 import { silentLogger } from '../../../src/log.js';
 import { readJsonl } from '../../../src/state/jsonl.js';
 import { item, plan, registry, spec, writeCurriculum } from '../../crew/helpers.js';

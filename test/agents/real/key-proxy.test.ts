@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { BOOKBAG_FILES } from '../../../src/bookbag/schema.js';
-import { registerEnvSecrets, runCrew, type CrewResult } from '../../../src/crew/crew.js';
+import { registerEnvSecrets, runCrew, type CrewResult } from '../../../src/crew/run/crew.js';
 import { crewRuntimeDir, defaultRuntimeDir } from '../../../src/crew/spec.js';
 import { silentLogger } from '../../../src/log.js';
 import { item, plan, spec, writeCurriculum } from '../../crew/helpers.js';
@@ -53,7 +53,7 @@ const STEPS: ModelStep<never>[] = [{ actions: [{ shell: DUMP }] }, { text: 'Done
 async function crew(agent: Record<string, unknown>, model: Listening, env: Record<string, string>) {
   server = model;
   restore = setEnv(env);
-  // What the crew runner (src/crew/runner.ts) does first: the keys of its environment are secrets.
+  // What the crew runner (src/crew/run/runner.ts) does first: the keys of its environment are secrets.
   registerEnvSecrets(process.env);
   const s = (school = realSchool({ agents: [agent], correctionTurns: 0 }));
   writeCurriculum(s as unknown as School, [item(7)]);

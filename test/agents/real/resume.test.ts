@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { BOOKBAG_FILES, sha256, type Bookbag } from '../../../src/bookbag/schema.js';
 import { sessionStoreSchema, type SessionStore } from '../../../src/bookbag/session-store.js';
 import { writeBookbag } from '../../../src/bookbag/store.js';
-import { runCrew } from '../../../src/crew/crew.js';
+import { runCrew } from '../../../src/crew/run/crew.js';
 import { silentLogger } from '../../../src/log.js';
 import type { CrewEvent, CrewPlanned } from '../../../src/schemas/crew.js';
 import { EventLog, event } from '../../../src/state/event-log.js';

@@ -1,8 +1,8 @@
 import { afterEach, expect, it } from 'vitest';
-import { runCrew } from '../../../src/crew/crew.js';
-import { issueStates } from '../../../src/dispatch/history.js';
-import { readCrewState } from '../../../src/dispatch/lease.js';
-import { clearPause, pauseStatus } from '../../../src/dispatch/pause.js';
+import { runCrew } from '../../../src/crew/run/crew.js';
+import { issueStates } from '../../../src/dispatch/logs/history.js';
+import { readCrewState } from '../../../src/dispatch/leases/lease.js';
+import { clearPause, pauseStatus } from '../../../src/dispatch/gates/pause.js';
 import { silentLogger } from '../../../src/log.js';
 import { item, plan, spec, writeCurriculum } from '../../crew/helpers.js';
 import { anthropicServer } from '../../support/model-servers/anthropic.js';
