@@ -5,12 +5,12 @@ import {
   fileRows,
   parseCheckpointInputs,
   runCheckpoint
-} from "../chunks/chunk-INS6Y7Z7.js";
+} from "../chunks/chunk-JZEU45LL.js";
 import {
   actionsArtifactPort,
   actionsCachePort
-} from "../chunks/chunk-HJITSML4.js";
-import "../chunks/chunk-PZD7SNEL.js";
+} from "../chunks/chunk-STZTGWR2.js";
+import "../chunks/chunk-QOCFB67V.js";
 import {
   actionsLogger,
   boardSummaryFrom,
@@ -19,18 +19,20 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-U6S35LG6.js";
+} from "../chunks/chunk-GHSCIT6R.js";
+import "../chunks/chunk-PBP6QD6S.js";
 import {
   ConfigError,
   runContextFrom
-} from "../chunks/chunk-XWKHDMMS.js";
+} from "../chunks/chunk-NW2M5I3Y.js";
 import {
   getInput,
   setOutput
-} from "../chunks/chunk-FURAOVXR.js";
+} from "../chunks/chunk-RQGEUGTP.js";
+import "../chunks/chunk-A6TI274B.js";
 import {
   __name
-} from "../chunks/chunk-SMWPMEFL.js";
+} from "../chunks/chunk-UEX66AHT.js";
 
 // src/actions/checkpoint-state/inputs.ts
 function readInputs() {

@@ -1,6 +1,15 @@
 #!/usr/bin/env node
 import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);
 import {
+  SCHOOL_OPTIONS,
+  VERSION,
+  intOption,
+  parse,
+  parseVerb,
+  parseVerbWords,
+  verbOptions
+} from "../chunks/chunk-7TB4PN7Z.js";
+import {
   compact,
   isLog,
   parseCheckpointInputs,
@@ -9,111 +18,87 @@ import {
   serializeLog,
   textReport,
   unionLogs
-} from "../chunks/chunk-INS6Y7Z7.js";
+} from "../chunks/chunk-JZEU45LL.js";
 import {
-  EXIT,
   GiB,
-  Predictor,
   STOP_POLL_MS,
   TESTED_VERSIONS,
+  beatDaemons,
   checkParity,
   crewPreflight,
-  deniedBy,
   freeDiskBytes,
   gib,
-  nextCycle,
+  onScratch,
   orcaSettings,
   orcaUnavailable,
-  planStep,
+  planCrews,
   progressLine,
   refusedPlan,
   runCrewFromSpec,
-  runStep,
-  sandboxVisibilityProblems,
+  runStep
+} from "../chunks/chunk-GJP2N5HN.js";
+import {
+  EXIT,
+  deniedBy,
   worstExit
-} from "../chunks/chunk-KAQQDJNF.js";
+} from "../chunks/chunk-KX5IS4Z5.js";
 import {
   afterGrading,
   countsLine,
   deadLetterTable,
-  deliveryFor,
   drain,
   drainProgress,
+  gradingPorts,
   leaderboardTable,
-  octokitMerge,
-  octokitPulls,
-  pullsFor,
   renderText,
   requeueDeadLetters,
   verdictTable,
   withOutbox
-} from "../chunks/chunk-4EBKZWPI.js";
+} from "../chunks/chunk-5LYEP32Q.js";
 import {
-  AgentChooser,
-  NO_AGENTS,
   SandboxLimits,
   SandboxUnavailableError,
-  admit,
-  admitStandby,
   agentAllowList,
   bwrapVersion,
-  claimOrder,
+  configVisibilityProblems,
   installedDependencies,
-  jobRepair,
   launchArgv,
-  octokitFeedback,
-  octokitPort,
-  orderCandidates,
+  policyFrom,
   publishStatuses,
-  quickCut,
   requireSandbox,
   runnerRoots,
-  sharedEligible,
   startEgressProxy,
   statusLinks,
-  tailGuardThreshold,
   verifyOnCleanCheckout,
   watchDeliveries,
   which
-} from "../chunks/chunk-A35BMJT2.js";
+} from "../chunks/chunk-NNR2D3DI.js";
+import {
+  NO_AGENTS
+} from "../chunks/chunk-GPOLCLS6.js";
 import {
   fetchCurriculum
-} from "../chunks/chunk-4VMDVCZA.js";
+} from "../chunks/chunk-TIGRF2RZ.js";
 import {
   consoleLogger
-} from "../chunks/chunk-PZD7SNEL.js";
+} from "../chunks/chunk-QOCFB67V.js";
 import {
   createGitHubClient,
-  githubSource
-} from "../chunks/chunk-OM2624YG.js";
+  githubSource,
+  runStages
+} from "../chunks/chunk-A2ABCFJX.js";
 import {
   ACTIVE_LANES,
-  BOOKBAG_FILES,
-  CAPACITY_CLASSES,
-  ConfigError,
-  CorruptStateError,
-  DEFAULT_JOB_TIMEOUT_MINUTES,
-  GradingQueue,
   LANE_LABELS,
   LISTED_ITEMS,
-  LOCAL_RUN,
   Outbox,
-  RecordBook,
-  SNAPSHOT_TYPE,
   STATE_DIRS,
   STATE_FILES,
-  SchoolError,
-  ScoreLedger,
   StateLayout,
   age,
-  auditActor,
-  blendedScore,
   budgetLine,
   buildView,
-  childEnv,
-  clearPause,
   clip,
-  configJsonSchema,
   contestLine,
   controlEvents,
   controlLine,
@@ -121,26 +106,43 @@ import {
   costCells,
   costHeader,
   costNote,
+  headline,
+  humansLine,
+  ignoredLine,
+  pauseFacts,
+  percent,
+  score,
+  spendLine,
+  textTable,
+  usd,
+  where
+} from "../chunks/chunk-PBP6QD6S.js";
+import {
+  BOOKBAG_FILES,
+  ConfigError,
+  CorruptStateError,
+  GradingQueue,
+  LOCAL_RUN,
+  SNAPSHOT_TYPE,
+  SchoolError,
+  ScoreLedger,
+  auditActor,
+  childEnv,
+  clearPause,
+  configJsonSchema,
   escapeHtml,
-  event,
   fsyncDir,
   git,
   groupAlive,
-  headline,
   hostEnvOf,
-  humansLine,
-  ignoredLine,
   issueStates,
   killGroup,
   leaderboard,
-  ledgerFold,
   loadConfig,
   message,
   parseConfig,
   parseRepository,
-  pauseFacts,
   pauseSchool,
-  percent,
   readRegistry,
   readSchool,
   redactText,
@@ -153,21 +155,16 @@ import {
   runProcessSync,
   runsOn,
   runsOnText,
-  score,
-  sfc32,
-  spendLine,
-  textTable,
-  usd,
-  where,
   withLock,
   writeFileAtomic,
   writeTextAtomic
-} from "../chunks/chunk-XWKHDMMS.js";
-import "../chunks/chunk-YI7EFUNK.js";
+} from "../chunks/chunk-NW2M5I3Y.js";
+import "../chunks/chunk-AIZTJZ6F.js";
+import "../chunks/chunk-A6TI274B.js";
 import {
   __name,
   __toESM
-} from "../chunks/chunk-SMWPMEFL.js";
+} from "../chunks/chunk-UEX66AHT.js";
 
 // src/checkpoint/recover.ts
 import { existsSync, readdirSync, readFileSync, renameSync } from "node:fs";
@@ -202,7 +199,7 @@ function salvage(text) {
     if (r.type === SNAPSHOT_TYPE && i === 0) snapshot = r;
     else records.push(r);
   });
-  return { log: { ...snapshot ? { snapshot } : {}, records }, dropped };
+  return { log: { snapshot, records }, dropped };
 }
 __name(salvage, "salvage");
 function stamp() {
@@ -235,57 +232,6 @@ function cliContext() {
   return runContextFrom(process.env);
 }
 __name(cliContext, "cliContext");
-
-// src/cli/args.ts
-import { parseArgs } from "node:util";
-function parse(verb, argv, options, allowPositionals = false) {
-  try {
-    return parseArgs({ args: argv, options, allowPositionals, strict: true });
-  } catch (e) {
-    throw new ConfigError(`school ${verb}: ${e.message}. Run \`school ${verb} --help\`.`);
-  }
-}
-__name(parse, "parse");
-function intOption(name, value, min = 1) {
-  if (value === void 0) return void 0;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) {
-    throw new ConfigError(`--${name}: expected a whole number \u2265 ${min}, found "${value}".`);
-  }
-  return n;
-}
-__name(intOption, "intOption");
-function verbOptions(values, flags = []) {
-  const out = {};
-  for (const name of values) out[name] = { type: "string" };
-  for (const name of flags) out[name] = { type: "boolean" };
-  return out;
-}
-__name(verbOptions, "verbOptions");
-var SCHOOL_OPTIONS = {
-  config: { type: "string" },
-  "state-dir": { type: "string" }
-};
-function parseVerb(verb, argv, options, help) {
-  const all = { ...options, help: { type: "boolean" } };
-  const { values } = parse(verb, argv, all);
-  if (values.help) {
-    process.stdout.write(help);
-    return void 0;
-  }
-  return values;
-}
-__name(parseVerb, "parseVerb");
-function parseVerbWords(verb, argv, options, help) {
-  const all = { ...options, help: { type: "boolean" } };
-  const parsed = parse(verb, argv, all, true);
-  if (parsed.values.help) {
-    process.stdout.write(help);
-    return void 0;
-  }
-  return parsed;
-}
-__name(parseVerbWords, "parseVerbWords");
 
 // src/cli/commands/checkpoint.ts
 var OPTIONS = verbOptions(["dir", "branch", "remote", "state-dir", "config"], ["dry-run", "debug"]);
@@ -534,7 +480,7 @@ var configCommand = {
     if (sub === "check") {
       const path = values.config ?? "school.yml";
       const config = loadConfig(path);
-      const problems = sandboxVisibilityProblems(config, process.env).filter((p) => p.severity === "error");
+      const problems = configVisibilityProblems(config, process.env).filter((p) => p.severity === "error");
       if (problems.length) {
         process.stderr.write(
           `${path}: ${problems.length} problem(s) with what the sandbox shows:
@@ -817,9 +763,6 @@ function renderReviewRelay(o) {
   ].join("\n");
 }
 __name(renderReviewRelay, "renderReviewRelay");
-
-// src/cli/version.ts
-var VERSION = "0.1.0";
 
 // src/cli/toolkit-ref.ts
 var REF = /^(?!.*\.\.)(?!\/)(?!.*\/$)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/;
@@ -1315,38 +1258,43 @@ var drainCommand = {
     const context = cliContext();
     const layout = new StateLayout(config.stateDir, auditActor(context));
     const logger = consoleLogger({ debug: !!context.host.SCHOOL_DEBUG });
-    const token = context.host.GITHUB_TOKEN;
-    const repository = config.repository ?? context.repository;
-    const github = token && repository ? octokitPort(createGitHubClient({ token, logger }), repository) : void 0;
-    if (!github) logger.info("no GITHUB_TOKEN or repository: labels and comments stay in the outbox");
-    const delivery2 = deliveryFor({
+    const { github, delivery: delivery2, merge } = gradingPorts({
       config,
       layout,
       logger,
       actions: false,
-      ...token ? { token, pulls: pullsFor(token, logger) } : {},
-      ...repository ? { repository } : {}
+      repository: config.repository ?? context.repository,
+      token: context.host.GITHUB_TOKEN
     });
-    const merge = delivery2?.mode === "pull-request" && token && repository && config.delivery.merge !== "off" ? octokitMerge(createGitHubClient({ token, logger }), repository) : void 0;
-    const drained = await drain({
-      config,
-      layout,
-      logger,
-      deliver: !!delivery2,
-      limits: { maxWorkers, maxAttempts },
-      judging: { verifyOnCleanCheckout, installedDependencies },
-      worker: { context },
-      // On stderr, as the logger writes: `--json` keeps stdout to the result alone.
-      observe: { progress: drainProgress({ logger }) }
-    });
-    const after = await afterGrading({
-      config,
-      layout,
-      logger,
-      links: statusLinks(context),
-      ...github ? { github } : {},
-      ...delivery2 ? { delivery: delivery2 } : {},
-      ...merge ? { merge } : {}
+    if (!github) logger.info("no GITHUB_TOKEN or repository: labels and comments stay in the outbox");
+    let drained;
+    let after;
+    await runStages("school drain", {
+      drain: /* @__PURE__ */ __name(async () => {
+        drained = await drain({
+          config,
+          layout,
+          logger,
+          deliver: !!delivery2,
+          limits: { maxWorkers, maxAttempts },
+          judging: { verifyOnCleanCheckout, installedDependencies },
+          worker: { context },
+          // On stderr, as the logger writes: `--json` keeps stdout to the result alone.
+          observe: { progress: drainProgress({ logger }) }
+        });
+      }, "drain"),
+      // Labels, pull requests, the guarded merge and the status comments go out.
+      "after-grading": /* @__PURE__ */ __name(async () => {
+        after = await afterGrading({
+          config,
+          layout,
+          logger,
+          links: statusLinks(context),
+          github,
+          delivery: delivery2,
+          merge
+        });
+      }, "after-grading")
     });
     const result = withOutbox(drained, after);
     if (values.json) {
@@ -1415,39 +1363,50 @@ var dispatchCommand = {
       );
     }
     const daemons2 = values.daemon ? [values.daemon] : ids;
-    if (!values["run-only"]) {
-      const plan = await planStep({
-        config,
-        layout,
-        logger,
-        dryRun: values["dry-run"] ?? false,
-        beat: daemons2,
-        context
-      });
-      process.stdout.write(describePlan(plan));
-      const denied = deniedBy(plan);
-      if (denied) {
-        process.stderr.write(`school dispatch: dispatch was denied: ${denied}
-`);
-        return EXIT.denied;
-      }
-      if (values["plan-only"] || values["dry-run"]) return EXIT.done;
-    }
+    const dryRun = values["dry-run"] ?? false;
     const launcher = [process.execPath, ...process.execArgv, process.argv[1], "dispatch", "__run-crew"];
-    const results = await Promise.all(
-      daemons2.map(
-        (daemon) => runStep({
-          config,
-          layout,
-          daemon,
-          logger,
-          launch: { launcher },
-          context,
-          office: { refill: !values["no-refill"] },
-          onProgress: /* @__PURE__ */ __name((p) => process.stdout.write(progressLine(daemon, p) + "\n"), "onProgress")
-        }).then((r) => ({ daemon, r }))
+    let denied;
+    let results = [];
+    await onScratch(
+      layout,
+      dryRun,
+      (state) => runStages(
+        "school dispatch",
+        {
+          beat: /* @__PURE__ */ __name(() => beatDaemons(state, config, daemons2), "beat"),
+          plan: /* @__PURE__ */ __name(async () => {
+            const plan = await planCrews({ config, layout: state, logger, context });
+            process.stdout.write(describePlan(plan));
+            denied = deniedBy(plan);
+          }, "plan"),
+          run: /* @__PURE__ */ __name(async () => {
+            if (denied || values["plan-only"] || dryRun) return;
+            results = await Promise.all(
+              daemons2.map(
+                (daemon) => runStep({
+                  config,
+                  layout,
+                  daemon,
+                  logger,
+                  launch: { launcher },
+                  context,
+                  office: { refill: !values["no-refill"] },
+                  onProgress: /* @__PURE__ */ __name((p) => process.stdout.write(progressLine(daemon, p) + "\n"), "onProgress")
+                }).then((r) => ({ daemon, r }))
+              )
+            );
+          }, "run")
+        },
+        // --run-only: the crews an earlier plan left (the run beats each daemon itself).
+        { skip: values["run-only"] ? ["beat", "plan"] : [] }
       )
     );
+    if (denied) {
+      process.stderr.write(`school dispatch: dispatch was denied: ${denied}
+`);
+      return EXIT.denied;
+    }
+    if (values["plan-only"] || dryRun) return EXIT.done;
     let lost = 0;
     const failed = [];
     for (const { daemon, r } of results) {
@@ -1608,11 +1567,11 @@ async function checkGit(cwd) {
 }
 __name(checkGit, "checkGit");
 async function checkAgent(agent, cwd, path) {
-  const check3 = `agent:${agent.id}`;
+  const check = `agent:${agent.id}`;
   if (agent.kind === "command") {
     const bin2 = agent.command?.[0] ?? "";
-    return which(bin2, path) ? { check: check3, status: "ok", detail: `command ${bin2} found` } : {
-      check: check3,
+    return which(bin2, path) ? { check, status: "ok", detail: `command ${bin2} found` } : {
+      check,
       status: "blocker",
       detail: `command ${bin2} is not on PATH`,
       fix: `install ${bin2} on this machine, or give agents[].command an absolute path`
@@ -1623,7 +1582,7 @@ async function checkAgent(agent, cwd, path) {
   const found = which(bin, path);
   if (!found)
     return {
-      check: check3,
+      check,
       status: "blocker",
       detail: `${bin} (${agent.kind}) is not on PATH of this runner`,
       fix: `${tested.install} as the user the runner runs as, or set agents[].bin to its absolute path`
@@ -1631,15 +1590,15 @@ async function checkAgent(agent, cwd, path) {
   const v = await versionOf(found, cwd);
   if (v.error || !v.version)
     return {
-      check: check3,
+      check,
       status: "blocker",
       detail: v.error ?? `${found} printed no version ("${v.said.slice(0, 80)}")`,
       fix: `reinstall it: ${tested.install}`
     };
   const cmp = compareVersions(v.version, tested.version);
-  if (cmp === 0) return { check: check3, status: "ok", detail: `${bin} ${v.version} (tested: ${tested.version})` };
+  if (cmp === 0) return { check, status: "ok", detail: `${bin} ${v.version} (tested: ${tested.version})` };
   return {
-    check: check3,
+    check,
     status: "warning",
     detail: `${bin} ${v.version}, ${cmp < 0 ? "older" : "newer"} than the ${tested.version} the adapters are tested with`,
     fix: cmp < 0 ? `upgrade: ${tested.install}` : `it may print output the adapters do not know yet; if its crews end as could_not_start, install the tested release: ${tested.install}`
@@ -1655,7 +1614,7 @@ function checkSandbox(sandbox, path) {
       fix: "install bubblewrap and remove `kind: none` from school.yml (docs/security.md)"
     };
   try {
-    requireSandbox(sandbox, path);
+    requireSandbox(policyFrom(sandbox), path);
     return { check: "sandbox", status: "ok", detail: `bubblewrap (${sandbox.bwrap}) passes its self-test` };
   } catch (e) {
     if (!(e instanceof SandboxUnavailableError)) throw e;
@@ -1771,18 +1730,18 @@ __name(tryConnect, "tryConnect");
 
 // src/doctor/orca.ts
 function checkOrca(daemon, path) {
-  const check3 = `orca:${daemon.id}`;
+  const check = `orca:${daemon.id}`;
   const binary = orcaSettings(daemon).binary;
   let why;
   try {
-    why = orcaUnavailable({ daemon, ...path !== void 0 ? { path } : {} });
+    why = orcaUnavailable({ daemon, path });
   } catch (e) {
     why = e instanceof Error ? e.message : String(e);
   }
-  if (!why) return { check: check3, status: "ok", detail: `the Orca runtime is reachable through ${binary}` };
+  if (!why) return { check, status: "ok", detail: `the Orca runtime is reachable through ${binary}` };
   const missing = /not found on PATH|Node script/.test(why);
   return {
-    check: check3,
+    check,
     status: "blocker",
     detail: why,
     fix: missing ? `install the Orca CLI on this machine (on Linux it is \`orca-ide\`), or set fleet.daemons[].orca.binary for ${daemon.id} to its path` : "start Orca as this runner's user (`orca-ide serve` on a headless runner), then run `school doctor` again"
@@ -1853,9 +1812,9 @@ import { mkdtempSync, rmSync as rmSync3 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join as join6 } from "node:path";
 async function checkLimits(sandbox, path) {
-  const check3 = "sandbox-limits";
+  const check = "sandbox-limits";
   if (sandbox.kind === "none")
-    return { check: check3, status: "skipped", detail: "sandbox.kind is none: no limit holds" };
+    return { check, status: "skipped", detail: "sandbox.kind is none: no limit holds" };
   const l = sandbox.limits;
   const bwrap = which(sandbox.bwrap, path) ?? sandbox.bwrap;
   const limits = new SandboxLimits(l, bwrap);
@@ -1894,10 +1853,10 @@ async function checkLimits(sandbox, path) {
     ].join(", ")}`
   ].join("; ");
   const fullCgroup = held.includes("pids") && held.includes("memory");
-  if (fullCgroup && sized && du && fsize === true) return { check: check3, status: "ok", detail };
+  if (fullCgroup && sized && du && fsize === true) return { check, status: "ok", detail };
   const why = status.missing.length ? ` (${status.missing.join("; ")})` : "";
   return {
-    check: check3,
+    check,
     status: "warning",
     detail: `${detail}${fullCgroup ? "" : why}`,
     fix: [
@@ -1934,23 +1893,23 @@ __name(fileSizeLimitHolds, "fileSizeLimitHolds");
 
 // src/doctor/token.ts
 async function checkDeliveryToken(o) {
-  const check3 = "delivery-token";
+  const check = "delivery-token";
   const token = o.token?.trim();
   if (!token)
     return {
-      check: check3,
+      check,
       status: "skipped",
       detail: "no SCHOOL_DELIVERY_TOKEN in this environment: what the delivery token may write is not checked here (it must not be allowed to write workflows)"
     };
   if (token.startsWith("github_pat_"))
     return {
-      check: check3,
+      check,
       status: "skipped",
       detail: 'a fine-grained personal access token: GitHub does not tell what it may write, so it cannot be checked. Make sure its "Workflows" permission is not "Read and write" (contents and pull requests read and write are all delivery needs)'
     };
   if (token.startsWith("ghs_"))
     return {
-      check: check3,
+      check,
       status: "skipped",
       detail: `an installation token (a GitHub App, or the workflow's GITHUB_TOKEN): its permissions cannot be read with it. GITHUB_TOKEN never pushes workflow files; a GitHub App must not have the "Workflows" permission`
     };
@@ -1963,7 +1922,7 @@ async function checkDeliveryToken(o) {
     });
     if (!r.ok)
       return {
-        check: check3,
+        check,
         status: "warning",
         detail: `GitHub answered ${r.status} to the delivery token at ${url}: its scopes are unknown`,
         fix: "check that SCHOOL_DELIVERY_TOKEN is a valid token for this GitHub, and that it has no workflow scope"
@@ -1971,7 +1930,7 @@ async function checkDeliveryToken(o) {
     scopes = r.headers.get("x-oauth-scopes");
   } catch (e) {
     return {
-      check: check3,
+      check,
       status: "warning",
       detail: `could not ask ${url} about the delivery token (${e instanceof Error ? e.message : String(e)}): its scopes are unknown`,
       fix: "run the doctor where GitHub is reachable, or check by hand that the token has no workflow scope"
@@ -1979,20 +1938,20 @@ async function checkDeliveryToken(o) {
   }
   if (scopes === null)
     return {
-      check: check3,
+      check,
       status: "skipped",
       detail: "GitHub reported no scopes for the delivery token (not a classic token): make sure it may not write workflows"
     };
   const list = scopes.split(",").map((s) => s.trim()).filter(Boolean);
   if (list.includes("workflow"))
     return {
-      check: check3,
+      check,
       status: "warning",
       detail: `the delivery token has the workflow scope (${list.join(", ")}): a workflow file in a pushed branch would run with the repository's secrets before anyone reviews it`,
       fix: 'use a token without the workflow scope (repo is enough to push branches and open pull requests), or a fine-grained token without "Workflows: write"'
     };
   return {
-    check: check3,
+    check,
     status: "ok",
     detail: `classic token scopes: ${list.join(", ") || "none"}; no workflow scope, so GitHub refuses its pushes of workflow files`
   };
@@ -2018,19 +1977,19 @@ async function checkRunnerLabels(o) {
   if (!self.length) return findings;
   const listed = await listRunners(o);
   for (const { index, d, labels } of self) {
-    const check3 = `labels:${d.id}`;
+    const check = `labels:${d.id}`;
     const needs = `needs ${runsOnText({ selfHosted: labels })} (fleet.daemons[${index}]${d.labels.length ? ".labels" : `: ${labels[1]} from the loop's runner-label-prefix and its id`})`;
     const register = `register a runner with them (./config.sh --url <repository> --labels ${labels.slice(1).join(",")}), or set fleet.daemons[${index}].labels in school.yml to the labels a runner has`;
     if ("why" in listed) {
-      findings.push({ check: check3, status: "skipped", detail: `${needs}; ${listed.why}` });
+      findings.push({ check, status: "skipped", detail: `${needs}; ${listed.why}` });
       continue;
     }
     const has = listed.runners.filter((r) => labels.every((l) => r.labels.some((x) => x.name === l)));
     if (has.length) {
       const online = has.filter((r) => r.status === "online");
       findings.push(
-        online.length ? { check: check3, status: "ok", detail: `${needs}: ${online.map((r) => r.name).join(", ")} online` } : {
-          check: check3,
+        online.length ? { check, status: "ok", detail: `${needs}: ${online.map((r) => r.name).join(", ")} online` } : {
+          check,
           status: "warning",
           detail: `${needs}: ${has.map((r) => r.name).join(", ")} ${has.length > 1 ? "have" : "has"} them but none is online, so its jobs wait in the queue`,
           fix: "start the runner (./run.sh, or its service) on its machine"
@@ -2041,12 +2000,12 @@ async function checkRunnerLabels(o) {
     const others = listed.runners.map((r) => `${r.name} [${r.labels.map((l) => l.name).join(", ")}]`);
     findings.push(
       others.length ? {
-        check: check3,
+        check,
         status: "blocker",
         detail: `${needs}, and no self-hosted runner of ${o.repository} has them (${others.join("; ")}): its crew and roster jobs would wait in the queue and the school would never plan on it`,
         fix: register
       } : {
-        check: check3,
+        check,
         status: "warning",
         detail: `${needs}, and ${o.repository} has no self-hosted runner of its own (runners of its organization are not listed to it, so one there may have them)`,
         fix: `if no organization runner has these labels, ${register}`
@@ -2145,7 +2104,7 @@ async function runDoctor(o = {}) {
   findings.push(sandbox);
   if (sandbox.status === "ok") findings.push(...await checkParity(config, { cwd, env }));
   if (sandbox.status === "ok") findings.push(await checkLimits(config.sandbox, path));
-  for (const v of sandboxVisibilityProblems(config, env))
+  for (const v of configVisibilityProblems(config, env))
     if (sandbox.status !== "ok" || !v.field.endsWith(".passEnv"))
       findings.push({
         check: `visibility:${v.field}`,
@@ -2177,7 +2136,7 @@ async function runDoctor(o = {}) {
       repository: config.repository ?? env.GITHUB_REPOSITORY,
       token: o.githubToken ?? (env.GITHUB_TOKEN || env.GH_TOKEN),
       apiUrl: env.GITHUB_API_URL,
-      ...o.fetch ? { fetch: o.fetch } : {}
+      fetch: o.fetch
     })
   );
   findings.push(checkRunnerOwner(o.runnerRoots ?? [], o.uid ?? process.getuid?.() ?? -1));
@@ -2185,7 +2144,7 @@ async function runDoctor(o = {}) {
     await checkDeliveryToken({
       token: o.deliveryToken ?? env.SCHOOL_DELIVERY_TOKEN,
       apiUrl: env.GITHUB_API_URL,
-      ...o.fetch ? { fetch: o.fetch } : {}
+      fetch: o.fetch
     })
   );
   return report(findings);
@@ -2261,6 +2220,7 @@ var ExampleRepoError = class extends SchoolError {
   static {
     __name(this, "ExampleRepoError");
   }
+  code = "example-repo";
   constructor(message2) {
     super(message2);
     this.name = "ExampleRepoError";
@@ -2406,10 +2366,11 @@ __name(prepareExampleRepo, "prepareExampleRepo");
 // src/loop/stop.ts
 import { readdirSync as readdirSync5, readFileSync as readFileSync5 } from "node:fs";
 import { constants as constants2 } from "node:os";
-var LoopStoppedError = class extends Error {
+var LoopStoppedError = class extends SchoolError {
   static {
     __name(this, "LoopStoppedError");
   }
+  code = "loop-stopped";
   constructor(reason) {
     super(reason);
     this.name = "LoopStoppedError";
@@ -2511,73 +2472,96 @@ async function runLoop(o) {
   const { config, layout, logger } = o;
   const { github, delivery: delivery2, feedback, merge } = o.ports ?? {};
   const context = o.context ?? LOCAL_RUN;
-  const fetched = await logger.group(
-    "fetch-curriculum",
-    () => fetchCurriculum({ layout, config, source: o.source, logger })
-  );
-  logger.info(
-    `curriculum: ${fetched.count} issue(s) (${fetched.added} added, ${fetched.changed} changed, ${fetched.removed} removed)`
-  );
-  if (feedback) {
-    const port = feedback;
-    await logger.group("feedback", () => watchDeliveries({ config, layout, logger, port }));
-  }
-  const daemons2 = config.fleet.daemons.map((d) => d.id);
-  const refused = await crewPreflight({ config, layout, logger, env: hostEnvOf(o.context) });
-  const plan = refused ? refusedPlan(refused) : await logger.group(
-    "dispatch-crew: plan",
-    () => planStep({ config, layout, logger, beat: daemons2, context })
-  );
-  if (plan.loud) logger.warning(plan.loud);
-  logger.info(
-    `plan: ${plan.assignments.length} crew(s) admitted, ${plan.refused.length} issue(s) not placed`
-  );
   const links = statusLinks(context);
-  if (github) await publishStatuses({ config, layout, logger, github, ...links });
-  const runs = refused ? [] : await logger.group(
-    "dispatch-crew: run",
-    () => Promise.all(
-      daemons2.map(async (daemon) => ({
-        daemon,
-        result: await runStep({
+  const daemons2 = config.fleet.daemons.map((d) => d.id);
+  let fetched;
+  let refused;
+  let plan;
+  let runs = [];
+  let drained;
+  let after;
+  await runStages("school loop", {
+    fetch: /* @__PURE__ */ __name(async () => {
+      fetched = await logger.group(
+        "fetch-curriculum",
+        () => fetchCurriculum({ layout, config, source: o.source, logger })
+      );
+      logger.info(
+        `curriculum: ${fetched.count} issue(s) (${fetched.added} added, ${fetched.changed} changed, ${fetched.removed} removed)`
+      );
+    }, "fetch"),
+    // Before planning, so this cycle plans its revision crews (one conditional request, answered
+    // 304, when nothing changed).
+    feedback: /* @__PURE__ */ __name(async () => {
+      if (feedback)
+        await logger.group("feedback", () => watchDeliveries({ config, layout, logger, port: feedback }));
+    }, "feedback"),
+    // The sandbox runs what the host runs, or no crew is placed (cached when unchanged).
+    preflight: /* @__PURE__ */ __name(async () => {
+      refused = await crewPreflight({ config, layout, logger, env: hostEnvOf(o.context) });
+    }, "preflight"),
+    // Every daemon runs on this machine: each beats before the plan assigns to it.
+    beat: /* @__PURE__ */ __name(() => refused ? void 0 : beatDaemons(layout, config, daemons2), "beat"),
+    plan: /* @__PURE__ */ __name(async () => {
+      plan = refused ? refusedPlan(refused) : await logger.group("dispatch-crew: plan", () => planCrews({ config, layout, logger, context }));
+      if (plan.loud) logger.warning(plan.loud);
+      logger.info(
+        `plan: ${plan.assignments.length} crew(s) admitted, ${plan.refused.length} issue(s) not placed`
+      );
+    }, "plan"),
+    // "queued" before the crews start (never throws).
+    statuses: /* @__PURE__ */ __name(async () => {
+      if (github) await publishStatuses({ config, layout, logger, github, ...links });
+    }, "statuses"),
+    // One driver per daemon, side by side, each with its K slots. A freed slot is refilled at once
+    // from what is still admissible, so one run of the loop works through the backlog.
+    run: /* @__PURE__ */ __name(async () => {
+      if (!refused)
+        runs = await logger.group(
+          "dispatch-crew: run",
+          () => Promise.all(
+            daemons2.map(async (daemon) => ({
+              daemon,
+              result: await runStep({
+                config,
+                layout,
+                daemon,
+                logger,
+                launch: { launcher: o.launcher, halt: o.halt },
+                context,
+                office: { refill: o.refill ?? true },
+                onProgress: /* @__PURE__ */ __name((p) => o.onProgress?.(progressLine(daemon, p), p, daemon), "onProgress")
+              })
+            }))
+          )
+        );
+      if (o.halt?.aborted) throw new LoopStoppedError(String(o.halt.reason));
+    }, "run"),
+    // Grading ends at the ledger: verdicts, scores and outbox entries.
+    drain: /* @__PURE__ */ __name(async () => {
+      drained = await logger.group(
+        "drain-grading",
+        () => drain({
           config,
           layout,
-          daemon,
           logger,
-          launch: { launcher: o.launcher, ...o.halt ? { halt: o.halt } : {} },
-          context,
-          office: { refill: o.refill ?? true },
-          onProgress: /* @__PURE__ */ __name((p) => o.onProgress?.(progressLine(daemon, p), p, daemon), "onProgress")
+          deliver: !!delivery2,
+          judging: { verifyOnCleanCheckout, installedDependencies },
+          worker: { context },
+          observe: { progress: drainProgress({ logger }) }
         })
-      }))
-    )
-  );
-  if (o.halt?.aborted) throw new LoopStoppedError(String(o.halt.reason));
-  const drained = await logger.group(
-    "drain-grading",
-    () => drain({
-      config,
-      layout,
-      logger,
-      deliver: !!delivery2,
-      judging: { verifyOnCleanCheckout, installedDependencies },
-      worker: { context },
-      observe: { progress: drainProgress({ logger }) }
-    })
-  );
-  if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);
-  const after = await logger.group(
-    "after grading",
-    () => afterGrading({
-      config,
-      layout,
-      logger,
-      links,
-      ...github ? { github } : {},
-      ...delivery2 ? { delivery: delivery2 } : {},
-      ...merge ? { merge } : {}
-    })
-  );
+      );
+      if (drained.fatal) logger.error(`grading stopped: ${drained.fatal}`);
+    }, "drain"),
+    // Once: the outbox goes out (labels, pull requests), the guarded merge, the status comments.
+    // The feedback was read before planning: once per cycle.
+    "after-grading": /* @__PURE__ */ __name(async () => {
+      after = await logger.group(
+        "after grading",
+        () => afterGrading({ config, layout, logger, links, github, delivery: delivery2, merge })
+      );
+    }, "after-grading")
+  });
   const board = drained.fatal ? [] : leaderboard(new ScoreLedger(layout).state());
   return {
     fetch: fetched,
@@ -2585,7 +2569,7 @@ async function runLoop(o) {
     runs,
     drain: withOutbox(drained, after),
     leaderboard: board,
-    ...refused ? { preflightRefused: refused } : {}
+    preflightRefused: refused
   };
 }
 __name(runLoop, "runLoop");
@@ -2628,20 +2612,16 @@ var loopCommand = {
     const layout = new StateLayout(config.stateDir, auditActor(context));
     const logger = consoleLogger({ debug: context.runner.debug });
     let source;
-    let github;
-    let client;
+    const token = values.repo ? process.env.GITHUB_TOKEN : void 0;
     const issuesFile = values["issues-file"] ?? config.curriculum.issuesFile;
     if (values.repo) {
-      const token = process.env.GITHUB_TOKEN;
       if (!token) {
         throw new ConfigError(
           "school loop --repo: set GITHUB_TOKEN to a token with issues: read (and issues: write for labels)."
         );
       }
       const { owner, repo } = parseRepository(values.repo, "--repo");
-      client = createGitHubClient({ token, logger });
-      source = githubSource(client, { owner, repo });
-      github = octokitPort(client, values.repo);
+      source = githubSource(createGitHubClient({ token, logger }), { owner, repo });
     } else if (issuesFile) {
       source = { kind: "file", path: issuesFile };
     } else {
@@ -2659,11 +2639,16 @@ var loopCommand = {
       logger,
       source,
       launcher,
-      ports: {
-        ...github ? { github } : {},
-        ...client && values.repo ? { feedback: octokitFeedback(client, values.repo) } : {},
-        ...deliveryOption(config, layout, logger, client, values.repo)
-      },
+      // With --repo: labels, comments, the feedback scan, delivery and the guarded merge with
+      // GITHUB_TOKEN (src/loop/github-ports.ts); without, delivery to local branches alone.
+      ports: gradingPorts({
+        config,
+        layout,
+        logger,
+        actions: false,
+        repository: values.repo,
+        token
+      }),
       onProgress: /* @__PURE__ */ __name((line) => lines.write(`${line}
 `), "onProgress"),
       context
@@ -2705,19 +2690,6 @@ function loopExit(r) {
   return worstExit(...codes);
 }
 __name(loopExit, "loopExit");
-function deliveryOption(config, layout, logger, client, repository) {
-  const delivery2 = deliveryFor({
-    config,
-    layout,
-    logger,
-    actions: false,
-    ...client && process.env.GITHUB_TOKEN ? { token: process.env.GITHUB_TOKEN, pulls: /* @__PURE__ */ __name((r) => octokitPulls(client, r), "pulls") } : {},
-    ...repository ? { repository } : {}
-  });
-  const merge = delivery2?.mode === "pull-request" && client && repository && config.delivery.merge !== "off" ? octokitMerge(client, repository) : void 0;
-  return { ...delivery2 ? { delivery: delivery2 } : {}, ...merge ? { merge } : {} };
-}
-__name(deliveryOption, "deliveryOption");
 function exampleConfig() {
   const paths = examplePaths();
   const config = loadConfig(paths.config, { curriculum: { issuesFile: paths.issues } });
@@ -2730,7 +2702,7 @@ function exampleConfig() {
 __name(exampleConfig, "exampleConfig");
 function exampleSandbox(config) {
   try {
-    requireSandbox(config.sandbox, process.env.PATH ?? "");
+    requireSandbox(policyFrom(config.sandbox), process.env.PATH ?? "");
     return void 0;
   } catch (e) {
     if (!(e instanceof SandboxUnavailableError)) throw e;
@@ -3023,8 +2995,8 @@ var WIDTH = 960;
 var LABEL = 150;
 var rowHeight = /* @__PURE__ */ __name((rows) => rows > 120 ? 6 : rows > 40 ? 10 : 18, "rowHeight");
 var AXIS = 28;
-function ms(iso2) {
-  const t = iso2 ? Date.parse(iso2) : NaN;
+function ms(iso) {
+  const t = iso ? Date.parse(iso) : NaN;
   return Number.isFinite(t) ? t : NaN;
 }
 __name(ms, "ms");
@@ -3295,2237 +3267,8 @@ var reportCommand = {
   }
 };
 
-// src/cli/commands/simulate.ts
-import { resolve as resolve6 } from "node:path";
-
-// src/simulate/options.ts
-var DEFAULT_SIM_OPTIONS = {
-  issues: 240,
-  historyIssues: 240,
-  seed: 1,
-  weightMix: [0.3, 0.5, 0.2, 0],
-  fleet: { daemons: 3, slotsPerDaemon: 8, daemonClasses: ["heavy", "standard", "standard", "light"] },
-  durations: { medianMinutes: 20, tailSigma: 0.8, estimateNoise: 0.3 },
-  failures: { rate: 0.1, spread: 1 },
-  pauses: { rate: 0, minutes: 30 }
-};
-function flatSimOptions(o) {
-  return {
-    issues: o.issues,
-    daemons: o.fleet.daemons,
-    slotsPerDaemon: o.fleet.slotsPerDaemon,
-    seed: o.seed,
-    medianMinutes: o.durations.medianMinutes,
-    tailSigma: o.durations.tailSigma,
-    estimateNoise: o.durations.estimateNoise,
-    failureRate: o.failures.rate,
-    failureSpread: o.failures.spread,
-    historyIssues: o.historyIssues,
-    pauseRate: o.pauses.rate,
-    pauseMinutes: o.pauses.minutes,
-    weightMix: o.weightMix,
-    daemonClasses: o.fleet.daemonClasses
-  };
-}
-__name(flatSimOptions, "flatSimOptions");
-function check(ok, field, found, allowed) {
-  if (!ok) throw new ConfigError(`simulate: ${field} must be ${allowed}; found ${JSON.stringify(found)}.`);
-}
-__name(check, "check");
-function resolveSimOptions(partial = {}) {
-  const d = DEFAULT_SIM_OPTIONS;
-  const o = {
-    ...d,
-    ...partial,
-    historyIssues: partial.historyIssues ?? partial.issues ?? d.issues,
-    fleet: { ...d.fleet, ...partial.fleet },
-    durations: { ...d.durations, ...partial.durations },
-    failures: { ...d.failures, ...partial.failures },
-    pauses: { ...d.pauses, ...partial.pauses }
-  };
-  const { fleet, durations: t, failures, pauses } = o;
-  const int = /* @__PURE__ */ __name((v, min, max) => Number.isInteger(v) && v >= min && v <= max, "int");
-  const num = /* @__PURE__ */ __name((v, min, max) => Number.isFinite(v) && v >= min && v <= max, "num");
-  check(int(o.issues, 1, 1e6), "issues", o.issues, "a whole number from 1 to 1,000,000");
-  check(int(fleet.daemons, 1, 1e4), "daemons", fleet.daemons, "a whole number from 1 to 10,000");
-  check(
-    int(fleet.slotsPerDaemon, 1, 64),
-    "slots",
-    fleet.slotsPerDaemon,
-    "a whole number from 1 to 64 per daemon"
-  );
-  check(int(o.seed, 0, 4294967295), "seed", o.seed, "a whole number from 0 to 4294967295");
-  check(num(t.medianMinutes, 0.01, 1e6) && t.medianMinutes > 0, "medianMinutes", t.medianMinutes, "> 0");
-  check(num(t.tailSigma, 0, 3), "tail", t.tailSigma, "a log-normal sigma from 0 to 3");
-  check(num(t.estimateNoise, 0, 3), "estimateNoise", t.estimateNoise, "a sigma from 0 to 3");
-  check(num(failures.rate, 0, 0.9), "failure-rate", failures.rate, "a probability from 0 to 0.9");
-  check(num(failures.spread, 0, 3), "failureSpread", failures.spread, "a spread from 0 to 3");
-  check(
-    int(o.historyIssues, 0, 1e6),
-    "historyIssues",
-    o.historyIssues,
-    "a whole number from 0 to 1,000,000"
-  );
-  check(num(pauses.rate, 0, 0.5), "pause-rate", pauses.rate, "a probability from 0 to 0.5");
-  check(num(pauses.minutes, 0, 1e6), "pauseMinutes", pauses.minutes, "minutes \u2265 0");
-  check(
-    o.weightMix.length === CAPACITY_CLASSES.length && o.weightMix.every((w) => num(w, 0, 1e9)) && o.weightMix.some((w) => w > 0),
-    "weightMix",
-    o.weightMix,
-    `${CAPACITY_CLASSES.length} non-negative shares (${CAPACITY_CLASSES.join(", ")}), not all 0`
-  );
-  check(
-    fleet.daemonClasses.length > 0 && fleet.daemonClasses.every((c) => CAPACITY_CLASSES.includes(c)),
-    "daemonClasses",
-    fleet.daemonClasses,
-    `a non-empty list of ${CAPACITY_CLASSES.join(" | ")}`
-  );
-  const fleetMax = Math.max(
-    ...Array.from(
-      { length: fleet.daemons },
-      (_, i) => classRank(fleet.daemonClasses[i % fleet.daemonClasses.length])
-    )
-  );
-  const heaviest = o.weightMix.reduce((m, w, i) => w > 0 ? i : m, 0);
-  check(
-    heaviest <= fleetMax,
-    "weightMix",
-    o.weightMix,
-    `no heavier than the largest daemon class (${CAPACITY_CLASSES[fleetMax]}) among the ${fleet.daemons} daemon(s)`
-  );
-  return o;
-}
-__name(resolveSimOptions, "resolveSimOptions");
-function classRank(c) {
-  return CAPACITY_CLASSES.indexOf(c);
-}
-__name(classRank, "classRank");
-
-// src/simulate/baselines.ts
-var ClassQueues = class {
-  static {
-    __name(this, "ClassQueues");
-  }
-  queues = CAPACITY_CLASSES.map(() => ({ items: [], head: 0 }));
-  count = 0;
-  push(item2) {
-    this.queues[classRank(item2.issue.weight)].items.push(item2);
-    this.count++;
-  }
-  get size() {
-    return this.count;
-  }
-  /** Removes and returns the oldest item whose class fits a slot of `slotClass`. */
-  takeOldestFitting(slot) {
-    let best;
-    for (let c = 0; c <= classRank(slot.class); c++) {
-      const q = this.queues[c];
-      const head = q.items[q.head];
-      if (head && (!best || head.seq < best.items[best.head].seq)) best = q;
-    }
-    if (!best) return void 0;
-    const item2 = best.items[best.head++];
-    if (best.head > 1024 && best.head * 2 > best.items.length) {
-      best.items.splice(0, best.head);
-      best.head = 0;
-    }
-    this.count--;
-    return item2;
-  }
-};
-function fill(queues, free) {
-  const launches = [];
-  const order = [...free].sort((a, b) => classRank(a.class) - classRank(b.class) || a.index - b.index);
-  for (const slot of order) {
-    const item2 = queues.takeOldestFitting(slot);
-    if (item2) launches.push({ item: item2, slot });
-  }
-  return launches;
-}
-__name(fill, "fill");
-var fifoPolicy = /* @__PURE__ */ __name(() => {
-  const queues = new ClassQueues();
-  return {
-    name: "fifo",
-    add: /* @__PURE__ */ __name((item2) => queues.push(item2), "add"),
-    decide: /* @__PURE__ */ __name((ctx) => fill(queues, ctx.free), "decide"),
-    backlog: /* @__PURE__ */ __name(() => queues.size, "backlog")
-  };
-}, "fifoPolicy");
-var batchPolicy = /* @__PURE__ */ __name(() => {
-  const queues = new ClassQueues();
-  return {
-    name: "batch",
-    add: /* @__PURE__ */ __name((item2) => queues.push(item2), "add"),
-    decide: /* @__PURE__ */ __name((ctx) => ctx.running > 0 ? [] : fill(queues, ctx.free), "decide"),
-    backlog: /* @__PURE__ */ __name(() => queues.size, "backlog")
-  };
-}, "batchPolicy");
-
-// src/simulate/heap.ts
-var MinHeap = class {
-  static {
-    __name(this, "MinHeap");
-  }
-  items = [];
-  seq = 0;
-  get size() {
-    return this.items.length;
-  }
-  push(key, value) {
-    const items = this.items;
-    items.push({ key, seq: this.seq++, value });
-    let i = items.length - 1;
-    while (i > 0) {
-      const parent = i - 1 >> 1;
-      if (!this.less(i, parent)) break;
-      [items[i], items[parent]] = [items[parent], items[i]];
-      i = parent;
-    }
-  }
-  peekKey() {
-    return this.items[0]?.key;
-  }
-  pop() {
-    const items = this.items;
-    const top = items[0];
-    if (!top) return void 0;
-    const last = items.pop();
-    if (items.length > 0) {
-      items[0] = last;
-      let i = 0;
-      for (; ; ) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < items.length && this.less(l, m)) m = l;
-        if (r < items.length && this.less(r, m)) m = r;
-        if (m === i) break;
-        [items[i], items[m]] = [items[m], items[i]];
-        i = m;
-      }
-    }
-    return { key: top.key, value: top.value };
-  }
-  less(i, j) {
-    const a = this.items[i];
-    const b = this.items[j];
-    return a.key < b.key || a.key === b.key && a.seq < b.seq;
-  }
-};
-
-// src/simulate/run-log.ts
-var RunLog = class {
-  constructor(pauseMinutes) {
-    this.pauseMinutes = pauseMinutes;
-  }
-  pauseMinutes;
-  static {
-    __name(this, "RunLog");
-  }
-  timeline = [];
-  results = /* @__PURE__ */ new Map();
-  pauses = [];
-  /** No launch before this minute (a usage limit; seed 002). */
-  pausedUntil = -Infinity;
-  /**
-   * Records a run of `item` on `slot` from `start` to `now`. A usage limit pauses launches for the
-   * workload's pause time, merged with a pause still going; `resumeAt` is then the new end of the
-   * pause, when it moved. Any other outcome is a verdict: the issue's attempts and first verdict.
-   */
-  ended(slot, item2, start, now) {
-    const run = item2.issue.runs[item2.run];
-    this.timeline.push({
-      slot: slot.index,
-      issue: item2.issue.number,
-      start,
-      end: now,
-      outcome: run.outcome,
-      attempt: item2.attempt,
-      repair: item2.repair
-    });
-    const result = this.result(item2.issue.number);
-    if (run.outcome !== "usage_limit") {
-      result.attempts = item2.attempt;
-      result.firstVerdictAt ??= now;
-      return { run };
-    }
-    const until = now + this.pauseMinutes;
-    if (until <= this.pausedUntil) return { run };
-    const last = this.pauses.at(-1);
-    if (last && last.to >= now) last.to = until;
-    else this.pauses.push({ from: now, to: until });
-    this.pausedUntil = until;
-    return { run, resumeAt: until };
-  }
-  /** The issue's end, when the step after its run is not another run. */
-  settle(issue, step) {
-    const result = this.result(issue);
-    result.status = step.kind;
-    if (step.kind === "stopped") result.reason = step.reason;
-  }
-  /** The figures of a finished simulation. */
-  summary(policy, decisions, backlog) {
-    return {
-      policy,
-      makespan: this.timeline.reduce((m, t) => Math.max(m, t.end), 0),
-      timeline: this.timeline,
-      issues: [...this.results.values()].sort((a, b) => a.number - b.number),
-      pauses: this.pauses,
-      decisions,
-      backlog
-    };
-  }
-  result(n) {
-    let result = this.results.get(n);
-    if (!result) {
-      result = { number: n, status: "done", attempts: 0 };
-      this.results.set(n, result);
-    }
-    return result;
-  }
-};
-
-// src/simulate/engine.ts
-var SimulationError = class extends SchoolError {
-  static {
-    __name(this, "SimulationError");
-  }
-  constructor(message2) {
-    super(message2);
-    this.name = "SimulationError";
-  }
-};
-function seedRule(item2, outcome) {
-  if (outcome === "success") return { kind: "done" };
-  if (outcome === "usage_limit") return { kind: "backlog", attempt: item2.attempt, repair: item2.repair };
-  return item2.attempt >= 2 ? { kind: "stopped", reason: "repair-stopped-after-two-failures" } : { kind: "backlog", attempt: item2.attempt + 1, repair: true };
-}
-__name(seedRule, "seedRule");
-function simulate(workload, factory) {
-  return new PolicyLoop(workload, factory(workload)).run();
-}
-__name(simulate, "simulate");
-var PolicyLoop = class {
-  constructor(workload, policy) {
-    this.workload = workload;
-    this.policy = policy;
-    this.busy = new Array(workload.slots.length).fill(false);
-    this.freeSet = new Set(workload.slots.map((s) => s.index));
-    this.log = new RunLog(workload.options.pauses.minutes);
-    for (const s of workload.slots) this.freeByClass[classRank(s.class)]++;
-    for (const issue of workload.issues) this.addToBacklog({ issue, run: 0, attempt: 1, repair: false });
-  }
-  workload;
-  policy;
-  static {
-    __name(this, "PolicyLoop");
-  }
-  events = new MinHeap();
-  busy;
-  /** Free slot indexes, kept incrementally: scanning 1,000 slots at every event would dominate. */
-  freeSet;
-  ready = /* @__PURE__ */ new Set();
-  log;
-  backlog = { available: 0, busy: 0 };
-  /** Per class: items of that weight in the backlog, free slots of that class (for the backlog figure). */
-  readyByClass = [0, 0, 0, 0];
-  freeByClass = [0, 0, 0, 0];
-  running = 0;
-  seq = 0;
-  decisions = 0;
-  now = 0;
-  run() {
-    this.dispatch();
-    while (this.events.size > 0) {
-      this.advanceTo(this.events.peekKey());
-      while (this.events.peekKey() === this.now) {
-        const e = this.events.pop().value;
-        if (e.kind === "finish") this.finish(e.slot, e.item, e.start);
-      }
-      this.dispatch();
-    }
-    if (this.ready.size > 0) {
-      throw new SimulationError(
-        `${this.policy.name} left ${this.ready.size} issue run(s) unplaced with every slot idle (${this.policy.backlog()} still in the policy's backlog): the policy refuses work it could run.`
-      );
-    }
-    return this.log.summary(this.policy.name, this.decisions, this.backlog);
-  }
-  /** The state between two event times is constant: account the interval before moving on. */
-  advanceTo(next) {
-    if (this.now >= this.log.pausedUntil) {
-      const idle = this.usableIdle();
-      if (idle > 0) {
-        this.backlog.available += (next - this.now) * (this.running + idle);
-        this.backlog.busy += (next - this.now) * this.running;
-      }
-    }
-    this.now = next;
-  }
-  usableIdle() {
-    let lightest = this.readyByClass.findIndex((n) => n > 0);
-    if (lightest < 0) return 0;
-    let idle = 0;
-    for (; lightest < this.freeByClass.length; lightest++) idle += this.freeByClass[lightest];
-    return idle;
-  }
-  addToBacklog(item2) {
-    const full = { ...item2, id: `${item2.issue.number}#${item2.run}`, seq: this.seq++ };
-    this.ready.add(full.id);
-    this.readyByClass[classRank(item2.issue.weight)]++;
-    this.policy.add(full);
-  }
-  /** Asks the policy to fill the free slots, and launches what it decides (checked). */
-  dispatch() {
-    const { policy, workload, now } = this;
-    const paused = now < this.log.pausedUntil;
-    if (paused && !policy.consultWhilePaused || this.running === workload.slots.length || this.ready.size === 0)
-      return;
-    const free = [...this.freeSet].sort((a, b) => a - b).map((i) => workload.slots[i]);
-    this.decisions++;
-    const reason = paused ? `usage limit reached; paused until minute ${this.log.pausedUntil.toFixed(1)}` : void 0;
-    const launches = policy.decide({
-      now,
-      free,
-      running: this.running,
-      workload,
-      ...reason ? { paused: reason } : {}
-    });
-    for (const { item: item2, slot } of launches) {
-      if (paused) throw new SimulationError(`${policy.name} launched ${item2.id} while the school was paused`);
-      this.launch(item2, slot);
-    }
-  }
-  launch(item2, slot) {
-    const name = this.policy.name;
-    if (this.busy[slot.index]) throw new SimulationError(`${name} launched on busy slot ${slot.index}`);
-    if (!this.ready.delete(item2.id)) throw new SimulationError(`${name} launched ${item2.id}, not ready`);
-    this.readyByClass[classRank(item2.issue.weight)]--;
-    this.freeByClass[classRank(slot.class)]--;
-    this.busy[slot.index] = true;
-    this.freeSet.delete(slot.index);
-    this.running++;
-    this.events.push(this.now + item2.issue.runs[item2.run].duration, {
-      kind: "finish",
-      slot,
-      item: item2,
-      start: this.now
-    });
-  }
-  /** A run ends: its slot frees, it is recorded, and the policy (or seed 002's rule) says what follows. */
-  finish(slot, item2, start) {
-    const { policy, now } = this;
-    this.busy[slot.index] = false;
-    this.freeSet.add(slot.index);
-    this.freeByClass[classRank(slot.class)]++;
-    this.running--;
-    const { run, resumeAt } = this.log.ended(slot, item2, start, now);
-    if (resumeAt !== void 0) this.events.push(resumeAt, { kind: "resume" });
-    const n = item2.issue.number;
-    const step = policy.afterRun?.(item2, run.outcome, now) ?? seedRule(item2, run.outcome);
-    const more = item2.run + 1 < item2.issue.runs.length;
-    if (step.kind === "backlog") {
-      if (!more) {
-        throw new SimulationError(
-          `${policy.name} put issue #${n} back in the backlog for attempt ${step.attempt} after ${item2.issue.runs.length} run(s); the workload ends there (a success or the second consecutive failure)`
-        );
-      }
-      this.addToBacklog({ issue: item2.issue, run: item2.run + 1, attempt: step.attempt, repair: step.repair });
-    } else {
-      if (more) throw new SimulationError(`${policy.name} ended issue #${n} (${step.kind}) with runs left`);
-      this.log.settle(n, step);
-    }
-  }
-};
-
-// src/simulate/office-adapter.ts
-var AGENT = {
-  id: "sim-student",
-  kind: "command",
-  command: ["true"],
-  args: [],
-  roles: ["coding", "research", "triage", "docs"],
-  domains: [],
-  maxDifficulty: 5,
-  trust: "standard",
-  passEnv: [],
-  keyProxy: "auto"
-};
-var EPOCH = Date.UTC(2026, 0, 1);
-var iso = /* @__PURE__ */ __name((minutes2) => new Date(EPOCH + minutes2 * 6e4).toISOString(), "iso");
-var OUTCOME = {
-  success: "succeeded",
-  failure: "failed",
-  usage_limit: "usage_limit"
-};
-function createOffice(options) {
-  return new SimulatedOffice(options);
-}
-__name(createOffice, "createOffice");
-var SimulatedOffice = class {
-  constructor(options) {
-    this.options = options;
-    if (options.predictions) this.records = new SimRecords(options.predictions.history);
-  }
-  options;
-  static {
-    __name(this, "SimulatedOffice");
-  }
-  history = /* @__PURE__ */ new Map();
-  records;
-  order(items) {
-    const byIssue = new Map(items.map((i) => [i.issue.number, i]));
-    return orderCandidates(items.map((i) => this.candidate(i))).map((c) => byIssue.get(c.issueNumber));
-  }
-  /** An item as the office's candidate, with the predictions of the records when they are kept. */
-  candidate(item2) {
-    const c = candidateOf(item2);
-    if (!this.records) return c;
-    const p = this.records.predictor().predict(c.size, AGENT.id, c.domain, c.difficulty);
-    if (p.minutes !== void 0) c.predicted = p.minutes;
-    if (this.options.predictions?.risk && p.pFail !== void 0) c.pFail = p.pFail;
-    return c;
-  }
-  place(_now, candidates, daemons2, paused, backlogSize) {
-    const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
-    const decision = admit(this.admission(candidates, daemons2, paused, backlogSize));
-    const placed = /* @__PURE__ */ new Map();
-    for (const a of decision.admitted) placed.set(byIssue.get(a.candidate.issueNumber).id, a.daemon);
-    return placed;
-  }
-  planStandby(candidates, daemons2, time, backlogSize) {
-    const byIssue = new Map(candidates.map((i) => [i.issue.number, i]));
-    const input = {
-      ...this.admission(candidates, daemons2, void 0, backlogSize),
-      time: {
-        remainingMs: time.jobMinutes * 6e4,
-        crewTimeoutMs: time.crewTimeoutMinutes * 6e4,
-        gradingReserveMs: time.gradingReserveMinutes * 6e4,
-        maxWaves: 1
-      }
-    };
-    const decision = admit(input);
-    const standby = admitStandby(
-      input,
-      decision,
-      time.typicalMinutes * 6e4,
-      this.options.order ?? "smallest-first"
-    );
-    const ids = /* @__PURE__ */ __name((list) => new Map(list.map((a) => [byIssue.get(a.candidate.issueNumber).id, a.daemon])), "ids");
-    const eligible = sharedEligible(input, decision, standby.standby);
-    return {
-      first: ids(decision.admitted),
-      standby: ids(standby.standby),
-      eligible: new Map(
-        standby.standby.map((a, i) => [byIssue.get(a.candidate.issueNumber).id, eligible[i]])
-      )
-    };
-  }
-  admission(candidates, daemons2, paused, backlogSize) {
-    const { options } = this;
-    const free = daemons2.reduce((s, d) => s + d.free, 0);
-    return {
-      // With predictions the candidates are the whole backlog (the deployed loop passes it whole)
-      // and the order sums their expected work itself; the caller's sum is of size estimates.
-      candidates: orderCandidates(
-        candidates.map((c) => this.candidate(c)),
-        {
-          order: options.order ?? "smallest-first",
-          slots: options.totalSlots,
-          ...backlogSize !== void 0 && !this.records ? { backlogSize } : {},
-          ...options.quickMinutes !== void 0 ? { quickMinutes: options.quickMinutes } : {}
-        }
-      ),
-      daemons: daemons2.map((d) => admissionDaemon(d, options.slotsPerDaemon)),
-      agents: [AGENT],
-      limits: {
-        maxCrews: options.totalSlots,
-        activeCrews: options.totalSlots - free,
-        minFreeDiskBytes: 0,
-        maxFallbacks: 0
-      },
-      heldFences: [],
-      time: { remainingMs: 2 * 6e4, crewTimeoutMs: 6e4, gradingReserveMs: 0, maxWaves: 1 },
-      spend: { spentUsd: 0 },
-      ...paused !== void 0 ? { holds: { paused } } : {}
-    };
-  }
-  jobRepair(item2) {
-    const crews = this.history.get(item2.issue.number) ?? {};
-    return jobRepair({ crews, leases: {} }, crewIdOf(item2)) !== void 0;
-  }
-  /** Records the run as a finished crew and lets the office's history say what follows. */
-  afterRun(item2, outcome, now) {
-    const n = item2.issue.number;
-    const crews = this.history.get(n) ?? {};
-    this.history.set(n, crews);
-    const crewId = crewIdOf(item2);
-    crews[crewId] = {
-      crewId,
-      issueNumber: n,
-      daemon: "sim",
-      agent: AGENT.id,
-      weight: item2.issue.weight,
-      fences: [],
-      attempt: item2.attempt,
-      repair: item2.repair,
-      status: "finished",
-      plannedAt: iso(now),
-      finishedAt: iso(now),
-      outcome: OUTCOME[outcome],
-      // The simulator's usage limits are the API's (they pause the school): the key proxy saw them.
-      ...outcome === "usage_limit" ? { upstream: { status: 429, at: iso(now) } } : {}
-    };
-    this.records?.ended(item2.issue, item2.run, now);
-    const state = issueStates({ crews, leases: {} }).get(n);
-    switch (state?.kind) {
-      case "done":
-        return { kind: "done" };
-      case "stopped":
-        return { kind: "stopped", reason: "repair-stopped-after-two-failures" };
-      case "repair":
-        return { kind: "backlog", attempt: state.attempt, repair: true };
-      case "ready":
-        return { kind: "backlog", attempt: 1, repair: false };
-      default:
-        throw new Error(
-          `dispatch history reports issue #${n} as ${state?.kind ?? "unknown"} after its run ended`
-        );
-    }
-  }
-};
-var SimRecords = class {
-  static {
-    __name(this, "SimRecords");
-  }
-  cells = {};
-  crews = [];
-  issues = /* @__PURE__ */ new Map();
-  cached;
-  constructor(history) {
-    for (const issue of history) {
-      let end = -issue.runs.reduce((s, r) => s + r.duration, 0);
-      for (let run = 0; run < issue.runs.length; run++) {
-        end += issue.runs[run].duration;
-        this.ended(issue, run, end);
-      }
-    }
-  }
-  ended(issue, run, at) {
-    const r = issue.runs[run];
-    this.issues.set(issue.number, issue);
-    const cell2 = cellOf(issue);
-    const crewId = `c${issue.number}-${String(run).padStart(8, "0")}`;
-    this.crews.push({
-      crewId,
-      issueNumber: issue.number,
-      agent: AGENT.id,
-      status: "finished",
-      startedAt: iso(at - r.duration),
-      finishedAt: iso(at),
-      outcome: OUTCOME[r.outcome],
-      choice: cell2
-    });
-    if (r.outcome !== "usage_limit") {
-      const k = `${AGENT.id}|${cell2.domain}|${cell2.difficulty}`;
-      const c = this.cells[k] ??= { agent: AGENT.id, ...cell2, count: 0, accepted: 0 };
-      c.count += 1;
-      if (r.outcome === "success") c.accepted += 1;
-    }
-    this.cached = void 0;
-  }
-  predictor() {
-    this.cached ??= new Predictor(
-      new RecordBook({
-        ledger: { cells: this.cells },
-        crews: this.crews,
-        cellOf: /* @__PURE__ */ __name((n) => {
-          const issue = this.issues.get(n);
-          return issue ? { ...cellOf(issue), size: issue.size } : void 0;
-        }, "cellOf")
-      })
-    );
-    return this.cached;
-  }
-};
-function cellOf(issue) {
-  return { domain: issue.domain ?? "general", difficulty: issue.difficulty ?? 2 };
-}
-__name(cellOf, "cellOf");
-function crewIdOf(item2) {
-  return `c${item2.issue.number}-${String(item2.run).padStart(8, "0")}`;
-}
-__name(crewIdOf, "crewIdOf");
-function candidateOf(item2) {
-  return {
-    issueNumber: item2.issue.number,
-    role: "coding",
-    ...cellOf(item2.issue),
-    weight: item2.issue.weight,
-    fences: [],
-    priority: item2.issue.priority,
-    size: item2.issue.size,
-    repair: item2.repair,
-    attempt: item2.repair ? 2 : 1
-  };
-}
-__name(candidateOf, "candidateOf");
-function admissionDaemon(d, slots) {
-  return {
-    id: d.id,
-    labels: [],
-    slots,
-    classroom: "worktree",
-    declaredClass: d.class,
-    effectiveClass: d.class,
-    online: true,
-    freeDiskBytes: Number.MAX_SAFE_INTEGER,
-    busy: d.busy
-  };
-}
-__name(admissionDaemon, "admissionDaemon");
-
-// src/simulate/shared-queue.ts
-var RunQueue = class {
-  static {
-    __name(this, "RunQueue");
-  }
-  registry = { crews: {}, leases: {} };
-  items = /* @__PURE__ */ new Map();
-  /** Plans `item` on standby for `daemon`, claimable by `eligible` (`daemon` first). */
-  add(item2, daemon, eligible) {
-    const crewId = crewIdOf(item2);
-    const record = {
-      crewId,
-      issueNumber: item2.issue.number,
-      daemon,
-      agent: AGENT.id,
-      weight: item2.issue.weight,
-      fences: [],
-      repair: item2.repair,
-      attempt: item2.attempt,
-      queued: true,
-      eligible: [daemon, ...eligible.filter((d) => d !== daemon)],
-      status: "planned",
-      plannedAt: ""
-    };
-    this.registry.crews[crewId] = record;
-    this.items.set(crewId, item2);
-  }
-  /** The crew `daemon`'s job claims next (`claimOrder`'s first), taken out of the queue. */
-  claim(daemon) {
-    const [crewId] = claimOrder(this.registry, daemon);
-    if (crewId === void 0) return void 0;
-    delete this.registry.crews[crewId];
-    const item2 = this.items.get(crewId);
-    this.items.delete(crewId);
-    return item2;
-  }
-  get size() {
-    return this.items.size;
-  }
-  /** The crews no job claimed, in plan order. */
-  unclaimed() {
-    return [...this.items.values()];
-  }
-  /** Empties the queue (the run ended): what it held, in plan order. */
-  drain() {
-    const out = this.unclaimed();
-    this.items.clear();
-    this.registry.crews = {};
-    return out;
-  }
-};
-
-// src/simulate/deployed.ts
-var DEFAULT_DEPLOYED = {
-  scheduleMinutes: 120,
-  queueMinutes: 1,
-  jobTimeoutMinutes: DEFAULT_JOB_TIMEOUT_MINUTES,
-  gradingReserveMinutes: 5
-};
-function simulateDeployed(workload, options) {
-  const longest = Math.max(...workload.issues.flatMap((i) => i.runs.map((r) => r.duration)));
-  const o = { ...options, crewTimeoutMinutes: options.crewTimeoutMinutes ?? Math.ceil(longest) };
-  if (o.crewTimeoutMinutes < longest) {
-    throw new SimulationError(
-      `crew timeout ${o.crewTimeoutMinutes} min is shorter than the longest run (${longest.toFixed(1)} min): that run would be killed, not finished`
-    );
-  }
-  const { jobTimeoutMinutes, gradingReserveMinutes } = o.workflow;
-  if (o.crewTimeoutMinutes + gradingReserveMinutes > jobTimeoutMinutes) {
-    throw new SimulationError(
-      `job time limit ${jobTimeoutMinutes} min cannot fit one crew timeout (${o.crewTimeoutMinutes} min) plus the grading reserve (${gradingReserveMinutes} min)`
-    );
-  }
-  return new DeployedLoop(workload, o).run();
-}
-__name(simulateDeployed, "simulateDeployed");
-var DeployedLoop = class {
-  constructor(workload, o) {
-    this.o = o;
-    this.perDaemon = workload.options.fleet.slotsPerDaemon;
-    this.log = new RunLog(workload.options.pauses.minutes);
-    this.office = createOffice({
-      slotsPerDaemon: this.perDaemon,
-      totalSlots: workload.slots.length,
-      order: o.order,
-      ...quickOf(workload),
-      ...o.predictions ? { predictions: { history: workload.history ?? [], risk: o.predictions.risk } } : {}
-    });
-    for (const s of workload.slots) {
-      const d = this.daemons.get(s.daemon) ?? { id: s.daemon, slots: [], free: [], planned: [], running: 0 };
-      d.slots.push(s);
-      d.free.push(s);
-      this.daemons.set(s.daemon, d);
-    }
-    for (const issue of workload.issues) this.addToBacklog({ issue, run: 0, attempt: 1, repair: false });
-  }
-  o;
-  static {
-    __name(this, "DeployedLoop");
-  }
-  perDaemon;
-  office;
-  daemons = /* @__PURE__ */ new Map();
-  events = new MinHeap();
-  ready = /* @__PURE__ */ new Map();
-  log;
-  backlog = { available: 0, busy: 0 };
-  now = 0;
-  seq = 0;
-  decisions = 0;
-  backlogSize = 0;
-  /** `shared`: the runs with a queue, until their last crew job ends. */
-  runs = /* @__PURE__ */ new Set();
-  /** Items waiting for their run's grade to reach the office. */
-  graded = /* @__PURE__ */ new Set();
-  /** Runs whose grade has not handed their crews' ends to the office yet. */
-  ungraded = /* @__PURE__ */ new Set();
-  run() {
-    this.events.push(0, { kind: "tick" });
-    let idleTicks = 0;
-    while (this.events.size > 0) {
-      this.advanceTo(this.events.peekKey());
-      const touched = /* @__PURE__ */ new Set();
-      const starting = /* @__PURE__ */ new Set();
-      while (this.events.peekKey() === this.now) {
-        const e = this.events.pop().value;
-        if (e.kind === "finish") {
-          this.finish(e);
-          touched.add(e.daemon);
-        } else if (e.kind === "job") {
-          e.daemon.jobAt = void 0;
-          if (e.daemon.job) continue;
-          e.daemon.job = {
-            deadline: this.now + this.o.workflow.jobTimeoutMinutes,
-            crews: [],
-            ...e.daemon.pendingRun ? { run: e.daemon.pendingRun } : {}
-          };
-          e.daemon.pendingRun = void 0;
-          touched.add(e.daemon);
-          starting.add(e.daemon);
-        } else if (e.kind === "plan") {
-          this.plan(e.chain);
-        } else if (e.kind === "grade") {
-          this.grade(e.run);
-        } else if (e.kind === "tick") {
-          const before = this.running() + this.plannedCount();
-          this.tick();
-          const idle = before === 0 && this.running() + this.plannedCount() === 0 && this.now >= this.log.pausedUntil;
-          idleTicks = idle ? idleTicks + 1 : 0;
-          if (idleTicks > 2 && this.ready.size > 0) {
-            throw new SimulationError(
-              `${this.ready.size} run(s) stay unplaced with every slot idle: the office refuses them`
-            );
-          }
-        }
-      }
-      for (const d of touched) this.fill(d, starting.has(d));
-    }
-    if (this.ready.size + this.plannedCount() > 0)
-      throw new SimulationError("the simulation ended with work left");
-    return this.log.summary(`${this.o.cadence} \xB7 ${this.o.order}`, this.decisions, this.backlog);
-  }
-  /** Moves the clock, counting busy and usable idle slot-time while runnable work waits. */
-  advanceTo(next) {
-    if (this.now >= this.log.pausedUntil && this.waiting().length > 0) {
-      const idle = this.usableIdle(next - this.now);
-      const busy = this.running();
-      this.backlog.available += (next - this.now) * (busy + idle);
-      this.backlog.busy += (next - this.now) * busy;
-    }
-    this.now = next;
-  }
-  running() {
-    return [...this.daemons.values()].reduce((n, d) => n + d.running, 0);
-  }
-  plannedCount() {
-    const shared = [...this.runs].reduce((n, r) => n + r.queue.size, 0);
-    return [...this.daemons.values()].reduce(
-      (n, d) => n + d.planned.length + (d.job?.crews.length ?? 0),
-      shared + this.graded.size
-    );
-  }
-  addToBacklog(item2) {
-    const full = { ...item2, id: `${item2.issue.number}#${item2.run}`, seq: this.seq++ };
-    this.ready.set(full.id, full);
-    this.backlogSize += item2.issue.size;
-  }
-  /** The daemons of `among` with a free slot, as the office's admission sees them. */
-  freeDaemons(among, capacity) {
-    return among.filter((d) => capacity(d) > 0).map((d) => ({
-      id: d.id,
-      class: d.slots[0].class,
-      free: capacity(d),
-      busy: this.perDaemon - capacity(d)
-    }));
-  }
-  /** The office decides for `offered` daemons (others offer no slot); returns what it placed. */
-  place(offered, capacity) {
-    const free = this.freeDaemons(offered, capacity);
-    if (free.length === 0 || this.ready.size === 0) return [];
-    this.decisions++;
-    const paused = this.now < this.log.pausedUntil ? `usage limit; paused until minute ${this.log.pausedUntil.toFixed(1)}` : void 0;
-    const taken = free.reduce((n, d) => n + d.free, 0);
-    const placed = this.office.place(this.now, [...this.ready.values()], free, paused, this.backlogSize);
-    if (placed.size > taken) throw new SimulationError("the office placed more crews than free slots");
-    const out = [];
-    for (const [id, daemon] of placed) {
-      const item2 = this.ready.get(id);
-      this.ready.delete(id);
-      this.backlogSize -= item2.issue.size;
-      out.push([item2, this.daemons.get(daemon)]);
-    }
-    return out;
-  }
-  launch(d, item2) {
-    const slot = d.free.shift();
-    if (!slot) throw new SimulationError(`daemon ${d.id} launched with no free slot`);
-    d.running++;
-    if (d.job?.run) d.job.run.started++;
-    this.events.push(this.now + item2.issue.runs[item2.run].duration, {
-      kind: "finish",
-      daemon: d,
-      slot,
-      item: item2,
-      start: this.now
-    });
-  }
-  /** A crew timeout plus the grading reserve still fit before the job's limit. */
-  fits(job) {
-    return this.now + this.o.crewTimeoutMinutes + this.o.workflow.gradingReserveMinutes <= job.deadline;
-  }
-  /**
-   * The driver's loop for one daemon: planned crews first, then refill, then maybe end the job. A
-   * cron job takes only the crews planned before it started: later plans queue the next job.
-   */
-  fill(d, starting) {
-    if (!d.job) return;
-    if (this.o.cadence === "standby" || this.o.cadence === "shared")
-      return this.fillStandby(d, d.job, starting);
-    if (starting || this.o.cadence === "refill") {
-      while (d.free.length > 0 && d.planned.length > 0) this.launch(d, d.planned.shift());
-    }
-    const refill = this.o.cadence === "refill" && this.fits(d.job);
-    if (refill && d.free.length > 0 && this.now >= this.log.pausedUntil) {
-      for (const [item2, daemon] of this.place([d], (x) => x.free.length)) this.launch(daemon, item2);
-    }
-    if (d.running === 0) {
-      d.job = void 0;
-      if (d.planned.length > 0) this.startJobAt(d, this.now);
-    }
-  }
-  /**
-   * An Actions crew job with standby crews (dispatch/standby.ts): it takes what was planned for its
-   * daemon when it starts, launches as slots free while a crew timeout plus the reserve fit, and
-   * what it did not start goes back to the backlog (the next plan cancels it and plans the issue
-   * again).
-   */
-  fillStandby(d, job, starting) {
-    if (starting) job.crews.push(...d.planned.splice(0));
-    while (d.free.length > 0 && job.crews.length > 0 && this.now >= this.log.pausedUntil && this.fits(job)) {
-      this.launch(d, job.crews.shift());
-    }
-    while (job.run && d.free.length > 0 && this.now >= this.log.pausedUntil && this.fits(job)) {
-      const item2 = job.run.queue.claim(d.id);
-      if (!item2) break;
-      this.launch(d, item2);
-    }
-    if (d.running > 0) return;
-    this.afterGrade(job.run, job.crews.splice(0));
-    d.job = void 0;
-    this.endRuns();
-    if (d.planned.length > 0) this.startJobAt(d, this.now);
-  }
-  toBacklog(items) {
-    for (const item2 of items) {
-      this.ready.set(item2.id, item2);
-      this.backlogSize += item2.issue.size;
-    }
-  }
-  /**
-   * An Actions plan's free slots on `d`: the slots less the crews runs not graded yet planned there
-   * (admission counts planned crews as busy; a daemon with standby counts at most its slots).
-   */
-  unheld(d) {
-    let planned = 0;
-    for (const r of this.ungraded) planned += r.planned.get(d) ?? 0;
-    return this.perDaemon - Math.min(this.perDaemon, planned);
-  }
-  /** Items back to the backlog: at once, or (a crew job's) when its run's grade reaches the office. */
-  afterGrade(run, items) {
-    if (!run) return this.toBacklog(items);
-    for (const i of items) this.graded.add(i);
-    run.graded.push(() => {
-      for (const i of items) this.graded.delete(i);
-      this.toBacklog(items);
-    });
-  }
-  /** A run none of whose crew jobs runs or waits any more: what its queue still holds goes back. */
-  endRuns() {
-    for (const r of this.runs) {
-      const live = [...this.daemons.values()].some((d) => d.job?.run === r || d.pendingRun === r);
-      if (live) continue;
-      this.afterGrade(r, r.queue.drain());
-      this.runs.delete(r);
-      this.events.push(this.now + (this.o.gradeMinutes ?? 5), { kind: "grade", run: r });
-    }
-  }
-  /** A run's grade: its crews' ends reach the office, and the office says whether to start the next run. */
-  grade(run) {
-    for (const f of run.graded.splice(0)) f();
-    this.ungraded.delete(run);
-    const paused = this.now < this.log.pausedUntil ? "usage limit" : void 0;
-    const next = nextCycle({
-      maxRuns: this.o.nextCycle?.runs ?? 12,
-      started: run.started,
-      waiting: this.ready.size,
-      chain: run.chain,
-      ...paused ? { paused } : {}
-    });
-    if (next.start)
-      this.events.push(this.now + (this.o.nextCycle?.minutes ?? 2), { kind: "plan", chain: next.chain });
-  }
-  /** A run the loop started itself: a plan as the cron's, without moving the cron. */
-  plan(chain) {
-    this.planStandby((x) => this.unheld(x), chain);
-    for (const d of this.daemons.values())
-      if (d.planned.length > 0) this.startJobAt(d, this.now + this.o.workflow.queueMinutes);
-  }
-  /** What standby crews are sized by: the 75th percentile of the last 50 runs (standby.ts). */
-  typicalMinutes() {
-    const runs = this.log.timeline.slice(-50).map((t) => t.end - t.start).sort((a, b) => a - b);
-    if (runs.length < 5) return this.o.crewTimeoutMinutes;
-    const p75 = runs[Math.min(runs.length - 1, Math.ceil(runs.length * 0.75) - 1)];
-    return Math.min(this.o.crewTimeoutMinutes, Math.max(1, p75));
-  }
-  startJobAt(d, at) {
-    if (d.job || d.jobAt !== void 0) return;
-    d.jobAt = at;
-    this.events.push(at, { kind: "job", daemon: d });
-  }
-  /** The cron: a plan onto the free slots (and, for `standby`, the standby behind them). */
-  tick() {
-    const o = this.o;
-    const capacity = /* @__PURE__ */ __name((x) => x.free.length - x.planned.length - (x.job?.crews.length ?? 0), "capacity");
-    if (o.cadence === "standby" || o.cadence === "shared") this.planStandby((x) => this.unheld(x));
-    else for (const [item2, d] of this.place([...this.daemons.values()], capacity)) d.planned.push(item2);
-    for (const d of this.daemons.values())
-      if (d.planned.length > 0) this.startJobAt(d, this.now + o.workflow.queueMinutes);
-    if (this.ready.size + this.plannedCount() + this.running() > 0)
-      this.events.push(this.now + o.workflow.scheduleMinutes, { kind: "tick" });
-  }
-  /**
-   * An Actions plan: the first wave onto the free slots and the standby behind it, balanced by
-   * predicted work — the office's own standby pass (dispatch/standby.ts), for a full job.
-   */
-  planStandby(capacity, chain = 0) {
-    if (this.now < this.log.pausedUntil || this.ready.size === 0) return;
-    const free = this.freeDaemons([...this.daemons.values()], capacity);
-    if (free.length === 0) return;
-    this.decisions++;
-    const { first, standby, eligible } = this.office.planStandby(
-      [...this.ready.values()],
-      free,
-      {
-        jobMinutes: this.o.workflow.jobTimeoutMinutes,
-        crewTimeoutMinutes: this.o.crewTimeoutMinutes,
-        gradingReserveMinutes: this.o.workflow.gradingReserveMinutes,
-        typicalMinutes: this.typicalMinutes()
-      },
-      this.backlogSize
-    );
-    if (first.size > free.reduce((n, d) => n + d.free, 0)) {
-      throw new SimulationError("the office placed more crews than free slots");
-    }
-    const run = { queue: new RunQueue(), started: 0, graded: [], chain, planned: /* @__PURE__ */ new Map() };
-    const shared = this.o.cadence === "shared";
-    for (const [id, daemon] of [...first, ...standby]) {
-      const item2 = this.ready.get(id);
-      this.ready.delete(id);
-      this.backlogSize -= item2.issue.size;
-      const d = this.daemons.get(daemon);
-      if (shared && standby.has(id)) run.queue.add(item2, daemon, eligible.get(id));
-      else d.planned.push(item2);
-      run.planned.set(d, (run.planned.get(d) ?? 0) + 1);
-    }
-    this.runs.add(run);
-    this.ungraded.add(run);
-    for (const d of this.daemons.values()) if (d.planned.length > 0) d.pendingRun = run;
-    this.endRuns();
-  }
-  /** A run ends: its slot frees, it is recorded, and the office says what follows. */
-  finish(e) {
-    const { daemon: d, slot, item: item2, start } = e;
-    d.running--;
-    d.free.push(slot);
-    d.free.sort((a, b) => a.index - b.index);
-    const { run, resumeAt } = this.log.ended(slot, item2, start, this.now);
-    if (resumeAt !== void 0) this.events.push(resumeAt, { kind: "resume" });
-    const step = this.office.afterRun(item2, run.outcome, this.now);
-    if (step.kind !== "backlog") return this.log.settle(item2.issue.number, step);
-    if (item2.run + 1 >= item2.issue.runs.length) {
-      throw new SimulationError(
-        `issue #${item2.issue.number} back in the backlog for a run the workload does not have`
-      );
-    }
-    const next = { issue: item2.issue, run: item2.run + 1, attempt: step.attempt, repair: step.repair };
-    const job = d.job?.run ? d.job : void 0;
-    if (!job) return this.addToBacklog(next);
-    const full = { ...next, id: `${item2.issue.number}#${next.run}`, seq: this.seq++ };
-    if ((this.o.repairInJob ?? true) && this.office.jobRepair(item2)) return void job.crews.unshift(full);
-    this.afterGrade(job.run, [full]);
-  }
-  /** Work not started: the backlog, crews planned or on standby, and what a grade will return. */
-  waiting() {
-    const out = [...this.ready.values()];
-    for (const d of this.daemons.values()) out.push(...d.planned, ...d.job?.crews ?? []);
-    for (const r of this.runs) out.push(...r.queue.unclaimed());
-    for (const i of this.graded) out.push(i);
-    return out;
-  }
-  /** Free slots some ready item fits, for the refill figure (idle while runnable work waits). */
-  usableIdle(minutes2) {
-    let lightest = 4;
-    for (const i of this.waiting()) lightest = Math.min(lightest, classRank(i.issue.weight));
-    let idle = 0;
-    const causes = this.o.idle;
-    for (const d of this.daemons.values()) {
-      let n = 0;
-      for (const s of d.free) if (classRank(s.class) >= lightest) n++;
-      idle += n;
-      if (!causes || n === 0) continue;
-      const why = d.job ? this.fits(d.job) ? "empty" : "window" : d.jobAt !== void 0 ? "queued" : "noJob";
-      causes[why] += n * minutes2;
-    }
-    return idle;
-  }
-};
-function quickOf(workload) {
-  const cut = quickCut(workload.issues.map((i) => i.size));
-  return cut === void 0 ? {} : { quickMinutes: cut };
-}
-__name(quickOf, "quickOf");
-
-// src/simulate/metrics.ts
-function percentile(values, p) {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.ceil(p / 100 * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
-}
-__name(percentile, "percentile");
-function measure(workload, result) {
-  const busy = result.timeline.reduce((s, t) => s + (t.end - t.start), 0);
-  const ttfv = result.issues.flatMap((i) => i.firstVerdictAt === void 0 ? [] : [i.firstVerdictAt]);
-  const makespan = result.makespan;
-  return {
-    policy: result.policy,
-    makespan,
-    lowerBound: workload.lowerBound,
-    makespanRatio: makespan / workload.lowerBound,
-    utilization: makespan > 0 ? busy / (workload.slots.length * makespan) : 1,
-    backlogUtilization: result.backlog.available > 0 ? result.backlog.busy / result.backlog.available : 1,
-    ttfvP50: percentile(ttfv, 50),
-    ttfvP95: percentile(ttfv, 95),
-    issuesDone: result.issues.filter((i) => i.status === "done").length,
-    issuesStopped: result.issues.filter((i) => i.status === "stopped").length,
-    runs: result.timeline.length,
-    repairs: result.timeline.filter((t) => t.repair).length,
-    pausedMinutes: result.pauses.reduce((s, p) => s + (p.to - p.from), 0)
-  };
-}
-__name(measure, "measure");
-
-// src/simulate/oracle.ts
-var durationOf = /* @__PURE__ */ __name((item2) => item2.issue.runs[item2.run].duration, "durationOf");
-var oraclePolicy = /* @__PURE__ */ __name(() => {
-  const queues = CAPACITY_CLASSES.map(() => []);
-  let count = 0;
-  return {
-    name: "lpt-oracle",
-    add(item2) {
-      const q = queues[classRank(item2.issue.weight)];
-      const d = durationOf(item2);
-      let lo = 0;
-      let hi = q.length;
-      while (lo < hi) {
-        const mid = lo + hi >> 1;
-        if (durationOf(q[mid]) < d) lo = mid + 1;
-        else hi = mid;
-      }
-      q.splice(lo, 0, item2);
-      count++;
-    },
-    backlog: /* @__PURE__ */ __name(() => count, "backlog"),
-    decide(ctx) {
-      const launches = [];
-      const order = [...ctx.free].sort(
-        (a, b) => classRank(b.class) - classRank(a.class) || a.index - b.index
-      );
-      for (const slot of order) {
-        const rank = classRank(slot.class);
-        let pick = queues[rank].length ? rank : -1;
-        if (pick < 0) {
-          for (let c = 0; c < rank; c++) {
-            const q = queues[c];
-            if (q.length && (pick < 0 || durationOf(q.at(-1)) > durationOf(queues[pick].at(-1)))) pick = c;
-          }
-        }
-        if (pick < 0) continue;
-        launches.push({ item: queues[pick].pop(), slot });
-        count--;
-      }
-      return launches;
-    }
-  };
-}, "oraclePolicy");
-
-// src/simulate/ours.ts
-function officePolicy(office, options = {}) {
-  return (workload) => new OfficeBacklog(office, options, workload);
-}
-__name(officePolicy, "officePolicy");
-var OfficeBacklog = class {
-  constructor(office, options, workload) {
-    this.office = office;
-    this.options = options;
-    this.workload = workload;
-    this.name = options.name ?? "ours";
-    if (office.afterRun) this.afterRun = office.afterRun.bind(office);
-  }
-  office;
-  options;
-  workload;
-  static {
-    __name(this, "OfficeBacklog");
-  }
-  name;
-  consultWhilePaused = true;
-  afterRun;
-  byClass = CAPACITY_CLASSES.map(() => ({ items: [], head: 0, tail: -1 }));
-  backlogSize = 0;
-  launched = /* @__PURE__ */ new Set();
-  /** Repairs and usage-limit retries. */
-  side = /* @__PURE__ */ new Map();
-  prepared = false;
-  pending = [];
-  inBacklog = 0;
-  add(item2) {
-    this.inBacklog++;
-    this.backlogSize += item2.issue.size;
-    if (!this.prepared && item2.run === 0) this.pending.push(item2);
-    else this.side.set(item2.id, item2);
-  }
-  backlog() {
-    return this.inBacklog;
-  }
-  decide(ctx) {
-    if (!this.prepared) this.prepare();
-    const freeByDaemon = /* @__PURE__ */ new Map();
-    for (const s of ctx.free) {
-      const list = freeByDaemon.get(s.daemon) ?? [];
-      list.push(s);
-      freeByDaemon.set(s.daemon, list);
-    }
-    const perDaemon = this.workload.options.fleet.slotsPerDaemon;
-    const daemons2 = [...freeByDaemon].map(([id, slots]) => ({
-      id,
-      class: slots[0].class,
-      free: slots.length,
-      busy: perDaemon - slots.length
-    }));
-    let window = ctx.free.length;
-    for (; ; ) {
-      const { list, cut } = this.candidates(window);
-      this.critical(list, window);
-      const placed = this.office.place(ctx.now, list, daemons2, ctx.paused, this.backlogSize);
-      const wantedMore = cut.some((mine) => mine.every((i) => placed.has(i.id)));
-      if (placed.size > 0 && placed.size < ctx.free.length && wantedMore) {
-        window *= 2;
-        continue;
-      }
-      return this.launch(list, placed, freeByDaemon);
-    }
-  }
-  /** The office's placements as launches onto the free slots; they leave the backlog. */
-  launch(list, placed, freeByDaemon) {
-    const launches = [];
-    for (const item2 of list) {
-      const daemon = placed.get(item2.id);
-      if (!daemon) continue;
-      const slot = freeByDaemon.get(daemon)?.shift();
-      if (!slot) throw new SimulationError(`dispatch office over-filled daemon ${daemon}`);
-      launches.push({ item: item2, slot });
-      this.launched.add(item2.id);
-      this.side.delete(item2.id);
-      this.inBacklog--;
-      this.backlogSize -= item2.issue.size;
-    }
-    return launches;
-  }
-  prepare() {
-    for (const item2 of this.office.order(this.pending))
-      this.byClass[classRank(item2.issue.weight)].items.push(item2);
-    for (const q of this.byClass) q.tail = q.items.length - 1;
-    this.pending = [];
-    this.prepared = true;
-  }
-  /** The side items plus up to `window` fresh items per class; `cut` lists the truncated classes. */
-  candidates(window) {
-    const list = [...this.side.values()];
-    const cut = [];
-    for (const q of this.byClass) {
-      const mine = [];
-      let taken = 0;
-      for (let i = q.head; i < q.items.length; i++) {
-        const item2 = q.items[i];
-        if (this.launched.has(item2.id)) {
-          if (i === q.head) q.head++;
-          continue;
-        }
-        if (taken === window) {
-          cut.push(mine);
-          break;
-        }
-        list.push(item2);
-        mine.push(item2);
-        taken++;
-      }
-    }
-    return { list, cut };
-  }
-  /**
-   * Tail guard: items whose estimate ≥ β × backlog per slot, biggest of each class first; and every
-   * item of a class with no quick item left (its head is above the quick cut), biggest first.
-   */
-  critical(list, window) {
-    const promote = /* @__PURE__ */ new Set();
-    if (!this.options.tailGuard) return promote;
-    const threshold = tailGuardThreshold(this.backlogSize, this.workload.slots.length);
-    const shown = new Set(list.map((i) => i.id));
-    for (const i of list) if (!i.repair && i.issue.size >= threshold) promote.add(i.id);
-    const quick = this.options.quickMinutes;
-    for (const q of this.byClass) {
-      let first = q.head;
-      while (first <= q.tail && this.launched.has(q.items[first].id)) first++;
-      const longHead = quick !== void 0 && first <= q.tail && q.items[first].issue.size > quick;
-      let taken = 0;
-      for (let i = q.tail; i >= q.head && taken < window; i--) {
-        const item2 = q.items[i];
-        if (this.launched.has(item2.id)) {
-          if (i === q.tail) q.tail--;
-          continue;
-        }
-        if (item2.issue.size < threshold && !longHead) break;
-        if (!shown.has(item2.id)) list.push(item2);
-        promote.add(item2.id);
-        taken++;
-      }
-    }
-    return promote;
-  }
-};
-
-// src/simulate/prng.ts
-function splitmix32(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = s + 2654435769 >>> 0;
-    let z = s;
-    z = Math.imul(z ^ z >>> 16, 2246822507) >>> 0;
-    z = Math.imul(z ^ z >>> 13, 3266489909) >>> 0;
-    return (z ^ z >>> 16) >>> 0;
-  };
-}
-__name(splitmix32, "splitmix32");
-function createRng(seed) {
-  const init = splitmix32(seed);
-  const next = sfc32([init(), init(), init(), init()]);
-  const normal = /* @__PURE__ */ __name(() => {
-    const u = 1 - next();
-    const v = next();
-    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
-  }, "normal");
-  return {
-    next,
-    normal,
-    logNormal: /* @__PURE__ */ __name((median, sigma) => median * Math.exp(sigma * normal()), "logNormal"),
-    pick(weights) {
-      const total = weights.reduce((s, w) => s + w, 0);
-      let r = next() * total;
-      for (const [i, w] of weights.entries()) {
-        if (r < w) return i;
-        r -= w;
-      }
-      return weights.length - 1;
-    }
-  };
-}
-__name(createRng, "createRng");
-
-// src/simulate/workload.ts
-var SIM_DOMAINS = ["docs", "tests", "frontend", "backend", "infra", "data"];
-var DOMAIN_SHARES = [0.15, 0.15, 0.2, 0.25, 0.1, 0.15];
-var DIFFICULTY_BY_SIZE = 0.8;
-var DIFFICULTY_NOISE = 0.8;
-var FAILURE_PER_DIFFICULTY = 0.45;
-var FAILURE_DOMAIN_SIGMA = 0.5;
-var MAX_CELL_FAILURE = 0.9;
-function daemonId(i) {
-  return `d${String(i + 1).padStart(3, "0")}`;
-}
-__name(daemonId, "daemonId");
-function generateWorkload(options) {
-  const rng = createRng(options.seed);
-  const cellRng = createRng((options.seed ^ 1540483477) >>> 0);
-  const cells = failureCells(options, cellRng);
-  const issues = [];
-  let totalWork = 0;
-  let longestChain = 0;
-  for (let n = 1; n <= options.issues; n++) {
-    const issue = drawIssue(n, options, cells, rng, cellRng);
-    const chain = issue.runs.reduce((s, r) => s + r.duration, 0);
-    totalWork += chain;
-    longestChain = Math.max(longestChain, chain);
-    issues.push(issue);
-  }
-  const historyRng = createRng((options.seed ^ 668265263) >>> 0);
-  const history = [];
-  for (let n = 1; n <= options.historyIssues; n++)
-    history.push(drawIssue(options.issues + n, options, cells, historyRng, historyRng));
-  const slots = [];
-  const { fleet } = options;
-  for (let d = 0; d < fleet.daemons; d++) {
-    const cls = fleet.daemonClasses[d % fleet.daemonClasses.length];
-    for (let k = 0; k < fleet.slotsPerDaemon; k++) {
-      slots.push({ index: slots.length, daemon: daemonId(d), slot: k, class: cls });
-    }
-  }
-  return {
-    options,
-    issues,
-    slots,
-    totalWork,
-    longestChain,
-    lowerBound: Math.max(totalWork / slots.length, longestChain),
-    history,
-    cells
-  };
-}
-__name(generateWorkload, "generateWorkload");
-function drawIssue(n, options, cells, rng, cellRng) {
-  const { medianMinutes, tailSigma, estimateNoise } = options.durations;
-  const base = rng.logNormal(medianMinutes, tailSigma);
-  const size = base * Math.exp(estimateNoise * rng.normal());
-  const weight = CAPACITY_CLASSES[rng.pick(options.weightMix)];
-  const z = tailSigma > 0 ? Math.log(base / medianMinutes) / tailSigma : 0;
-  const domainIndex = cellRng.pick(DOMAIN_SHARES);
-  const difficulty = clampDifficulty(3 + DIFFICULTY_BY_SIZE * z + DIFFICULTY_NOISE * cellRng.normal());
-  const failureRate = cells.rates[domainIndex][difficulty - 1];
-  const runs = [];
-  let failures = 0;
-  for (; ; ) {
-    if (rng.next() < options.pauses.rate) {
-      runs.push({ duration: Math.max(0.01, base * rng.next()), outcome: "usage_limit" });
-      continue;
-    }
-    const duration = failures === 0 ? base : base * (0.75 + 0.5 * rng.next());
-    if (rng.next() < failureRate) {
-      runs.push({ duration, outcome: "failure" });
-      if (++failures === 2) break;
-    } else {
-      runs.push({ duration, outcome: "success" });
-      break;
-    }
-  }
-  return { number: n, weight, priority: 2, size, domain: cells.domains[domainIndex], difficulty, runs };
-}
-__name(drawIssue, "drawIssue");
-function clampDifficulty(x) {
-  return Math.min(5, Math.max(1, Math.round(x)));
-}
-__name(clampDifficulty, "clampDifficulty");
-function failureCells(options, rng) {
-  const spread = options.failures.spread;
-  const domainMult = SIM_DOMAINS.map(() => Math.exp(FAILURE_DOMAIN_SIGMA * spread * rng.normal()));
-  const diffMult = [1, 2, 3, 4, 5].map((d) => Math.exp(FAILURE_PER_DIFFICULTY * spread * (d - 3)));
-  const sd = Math.hypot(options.durations.tailSigma > 0 ? DIFFICULTY_BY_SIZE : 0, DIFFICULTY_NOISE);
-  const cdf = /* @__PURE__ */ __name((x) => 0.5 * (1 + erf((x - 3) / (sd * Math.SQRT2))), "cdf");
-  const pDiff = [1, 2, 3, 4, 5].map((d) => (d === 5 ? 1 : cdf(d + 0.5)) - (d === 1 ? 0 : cdf(d - 0.5)));
-  const shares = DOMAIN_SHARES.reduce((s, w) => s + w, 0);
-  let meanMult = 0;
-  for (const [i, m] of domainMult.entries())
-    for (const [j, k] of diffMult.entries()) meanMult += DOMAIN_SHARES[i] / shares * pDiff[j] * m * k;
-  const rates = domainMult.map(
-    (m) => diffMult.map((k) => Math.min(MAX_CELL_FAILURE, options.failures.rate * m * k / meanMult))
-  );
-  return { domains: SIM_DOMAINS, rates };
-}
-__name(failureCells, "failureCells");
-function erf(x) {
-  const t = 1 / (1 + 0.3275911 * Math.abs(x));
-  const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
-  return x >= 0 ? y : -y;
-}
-__name(erf, "erf");
-
-// src/simulate/compare.ts
-var POLICIES = [
-  {
-    name: "ours",
-    label: "ours (repairs first, smallest first, immediate refill, classes)",
-    factory: /* @__PURE__ */ __name(() => (w) => officePolicy(
-      createOffice({ slotsPerDaemon: w.options.fleet.slotsPerDaemon, totalSlots: w.slots.length })
-    )(w), "factory")
-  },
-  { name: "batch", label: "batch-synchronous (matrix workflow)", factory: /* @__PURE__ */ __name(() => batchPolicy, "factory") },
-  { name: "fifo", label: "FIFO with immediate refill", factory: /* @__PURE__ */ __name(() => fifoPolicy, "factory") },
-  {
-    name: "tail-guard",
-    label: "dispatch.order: tail-guard (runs predicted \u2265 \xBE of the backlog per slot first, then the quicker 55 % smallest first, then the rest longest first; the default)",
-    factory: /* @__PURE__ */ __name(() => (w) => {
-      const quick = quickCut(w.issues.map((i) => i.size));
-      const quickMinutes = quick === void 0 ? {} : { quickMinutes: quick };
-      return officePolicy(
-        createOffice({
-          slotsPerDaemon: w.options.fleet.slotsPerDaemon,
-          totalSlots: w.slots.length,
-          order: "tail-guard",
-          ...quickMinutes
-        }),
-        { tailGuard: true, name: "tail-guard", ...quickMinutes }
-      )(w);
-    }, "factory"),
-    reference: true
-  },
-  {
-    name: "lpt-oracle",
-    label: "reference: longest-first knowing true durations (not implementable)",
-    factory: /* @__PURE__ */ __name(() => oraclePolicy, "factory"),
-    reference: true
-  }
-];
-function compare(partial = {}, only, deployed) {
-  const options = resolveSimOptions(partial);
-  const workload = generateWorkload(options);
-  const chosen = only ? only.map((name) => {
-    const p = POLICIES.find((q) => q.name === name);
-    if (!p) {
-      throw new ConfigError(
-        `simulate: unknown policy "${name}"; choose from ${POLICIES.map((q) => q.name).join(", ")}.`
-      );
-    }
-    return p;
-  }) : POLICIES.filter((p) => !p.reference);
-  const results = chosen.map((p) => {
-    const result = simulate(workload, p.factory());
-    return { label: p.label, result, metrics: measure(workload, result) };
-  });
-  if (deployed) {
-    for (const cadence of ["cron", "refill", "shared", "standby"]) {
-      for (const order of ["smallest-first", "tail-guard"]) {
-        const limit = cadence === "refill" ? { jobTimeoutMinutes: Infinity } : {};
-        const result = simulateDeployed(workload, {
-          workflow: { ...DEFAULT_DEPLOYED, ...deployed, ...limit },
-          cadence,
-          order
-        });
-        results.push({
-          label: `deployed: ${CADENCE_LABELS[cadence]}, dispatch.order ${order}`,
-          result,
-          metrics: measure(workload, result)
-        });
-      }
-    }
-  }
-  return { options, workload, results };
-}
-__name(compare, "compare");
-var CADENCE_LABELS = {
-  cron: "cron-only (a plan per schedule tick)",
-  refill: "continuous refill from the office (one shared state: the CLI)",
-  standby: "per-daemon standby (GHES): each daemon's standby crews its own crew job's alone",
-  shared: "standby shared by the run's crew jobs (github.com): a freed slot takes its own, then the other daemons' it may run, in plan order"
-};
-
-// src/simulate/report.ts
-var GOALS = { utilization: 0.95, makespanRatio: 1.1, minStudents: 24 };
-function minutes(m) {
-  if (!Number.isFinite(m)) return "\u2013";
-  return m >= 120 ? `${(m / 60).toFixed(1)} h` : `${m.toFixed(0)} min`;
-}
-__name(minutes, "minutes");
-function pct(x) {
-  return `${(x * 100).toFixed(1)} %`;
-}
-__name(pct, "pct");
-function describeScenario(c) {
-  const o = c.options;
-  return `${o.issues} issues on ${o.fleet.daemons} daemon(s) \xD7 ${o.fleet.slotsPerDaemon} slot(s) = ${c.workload.slots.length} students; seed ${o.seed}, durations log-normal (median ${o.durations.medianMinutes} min, tail \u03C3 ${o.durations.tailSigma}), failure rate ${o.failures.rate} (spread ${o.failures.spread} per domain \xD7 difficulty), usage-limit rate ${o.pauses.rate} (pause ${o.pauses.minutes} min)`;
-}
-__name(describeScenario, "describeScenario");
-function goalLines(c) {
-  const ours = c.results.find((r2) => r2.metrics.policy === "ours")?.metrics;
-  const where2 = { refill: "the CLI", shared: "github.com", standby: "GHES" };
-  const deployed = ["refill", "shared", "standby"].flatMap((cadence) => {
-    const m = c.results.find((r2) => r2.metrics.policy === `${cadence} \xB7 tail-guard`)?.metrics;
-    if (!m) return [];
-    return [
-      `deployed ${cadence} (${where2[cadence]}) \xB7 tail-guard: makespan ${m.makespanRatio.toFixed(3)} \xD7 bound (goal \u2264 1.1 \xD7: ${m.makespanRatio <= GOALS.makespanRatio ? "met" : "missed"}), slots busy ${pct(m.backlogUtilization)} of the time runnable work waits (goal \u2265 95 %: ${m.backlogUtilization >= GOALS.utilization ? "met" : "missed"})`
-    ];
-  });
-  if (!ours) return deployed;
-  if (c.workload.slots.length < GOALS.minStudents) {
-    return [`goals apply from ${GOALS.minStudents} students; this fleet has ${c.workload.slots.length}.`];
-  }
-  const u = ours.utilization;
-  const r = ours.makespanRatio;
-  return [
-    ...deployed,
-    u >= GOALS.utilization ? `utilization goal met: ${pct(u)} \u2265 95 %` : `utilization goal missed by ${((GOALS.utilization - u) * 100).toFixed(1)} points: ${pct(u)} < 95 %`,
-    r <= GOALS.makespanRatio ? `makespan goal met: ${r.toFixed(3)} \xD7 lower bound \u2264 1.1 \xD7` : `makespan goal missed by ${((r - GOALS.makespanRatio) / GOALS.makespanRatio * 100).toFixed(1)} %: ${r.toFixed(3)} \xD7 lower bound > 1.1 \xD7`
-  ];
-}
-__name(goalLines, "goalLines");
-function metricsRow(m) {
-  return [
-    m.policy,
-    pct(m.utilization),
-    pct(m.backlogUtilization),
-    minutes(m.makespan),
-    `${m.makespanRatio.toFixed(3)} \xD7`,
-    minutes(m.ttfvP50),
-    minutes(m.ttfvP95),
-    String(m.runs),
-    String(m.repairs),
-    String(m.issuesStopped),
-    minutes(m.pausedMinutes)
-  ];
-}
-__name(metricsRow, "metricsRow");
-var METRIC_HEADERS = [
-  "policy",
-  "utilization",
-  "refill util.",
-  "makespan",
-  "vs bound",
-  "TTFV p50",
-  "TTFV p95",
-  "runs",
-  "repairs",
-  "stopped",
-  "paused"
-];
-function textTable2(rows) {
-  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  const line = /* @__PURE__ */ __name((r) => r.map((cell2, c) => c === 0 ? cell2.padEnd(widths[c]) : cell2.padStart(widths[c])).join("  "), "line");
-  return [line(rows[0]), widths.map((w) => "-".repeat(w)).join("  "), ...rows.slice(1).map(line)].join("\n");
-}
-__name(textTable2, "textTable");
-function renderText2(c) {
-  return [
-    describeScenario(c),
-    `lower bound max(\u03A3 durations / slots, longest issue) = ${minutes(c.workload.lowerBound)}`,
-    "",
-    textTable2([METRIC_HEADERS, ...c.results.map((r) => metricsRow(r.metrics))]),
-    "",
-    ...goalLines(c),
-    ""
-  ].join("\n");
-}
-__name(renderText2, "renderText");
-function renderJson(c) {
-  return JSON.stringify(
-    {
-      options: flatSimOptions(c.options),
-      students: c.workload.slots.length,
-      totalWork: c.workload.totalWork,
-      lowerBound: c.workload.lowerBound,
-      policies: c.results.map((r) => ({ label: r.label, ...r.metrics })),
-      goals: goalLines(c)
-    },
-    null,
-    2
-  );
-}
-__name(renderJson, "renderJson");
-
-// src/simulate/html.ts
-var MAX_ROWS = 200;
-var WIDTH2 = 1e3;
-var LEFT = 70;
-var COLORS = { success: "#2e8b57", failure: "#c0392b", usage_limit: "#e0a800" };
-function timeline(c, result, horizon) {
-  const slots = c.workload.slots;
-  const rows = Math.min(slots.length, MAX_ROWS);
-  const rowH = rows > 60 ? 4 : rows > 24 ? 8 : 14;
-  const top = 20;
-  const height = top + rows * rowH + 24;
-  const x = /* @__PURE__ */ __name((t) => LEFT + t / horizon * WIDTH2, "x");
-  const parts = [];
-  for (const p of result.pauses) {
-    parts.push(
-      `<rect x="${x(p.from).toFixed(1)}" y="${top}" width="${Math.max(1, x(p.to) - x(p.from)).toFixed(1)}" height="${rows * rowH}" fill="#ddd"><title>paused ${minutes(p.from)} \u2013 ${minutes(p.to)}</title></rect>`
-    );
-  }
-  for (let i = 0; i < rows; i++) {
-    if (rowH >= 8 || i % 10 === 0) {
-      const s = slots[i];
-      parts.push(
-        `<text x="2" y="${top + i * rowH + rowH - 1}" font-size="${Math.min(10, rowH + 4)}">${escapeHtml(`${s.daemon}/${s.slot} ${s.class[0]}`)}</text>`
-      );
-    }
-  }
-  for (const t of result.timeline) {
-    if (t.slot >= rows) continue;
-    const w = Math.max(0.6, x(t.end) - x(t.start));
-    const tip = `#${t.issue} attempt ${t.attempt}${t.repair ? " (repair)" : ""}: ${t.outcome}, ${minutes(t.start)} \u2192 ${minutes(t.end)}`;
-    parts.push(
-      `<rect x="${x(t.start).toFixed(2)}" y="${top + t.slot * rowH + 1}" width="${w.toFixed(2)}" height="${rowH - 1}" fill="${COLORS[t.outcome]}"${t.repair ? ' fill-opacity="0.6" stroke="#000" stroke-width="0.4"' : ""}><title>${escapeHtml(tip)}</title></rect>`
-    );
-  }
-  const bound = x(c.workload.lowerBound);
-  parts.push(
-    `<line x1="${bound.toFixed(1)}" x2="${bound.toFixed(1)}" y1="${top - 6}" y2="${top + rows * rowH}" stroke="#1f4e9c" stroke-dasharray="4 3"/>`,
-    `<text x="${(bound + 3).toFixed(1)}" y="${top - 8}" font-size="10" fill="#1f4e9c">lower bound ${escapeHtml(minutes(c.workload.lowerBound))}</text>`
-  );
-  for (let k = 0; k <= 10; k++) {
-    const t = horizon * k / 10;
-    parts.push(
-      `<text x="${x(t).toFixed(1)}" y="${height - 6}" font-size="10" text-anchor="middle">${escapeHtml(minutes(t))}</text>`
-    );
-  }
-  const note = slots.length > rows ? `<p class="note">First ${rows} of ${slots.length} slots shown.</p>` : "";
-  return `<svg width="${LEFT + WIDTH2 + 20}" height="${height}" viewBox="0 0 ${LEFT + WIDTH2 + 20} ${height}" role="img" aria-label="${escapeHtml(result.policy)} per-slot timeline">${parts.join("")}</svg>${note}`;
-}
-__name(timeline, "timeline");
-function renderHtml2(c) {
-  const horizon = Math.max(...c.results.map((r) => r.metrics.makespan), c.workload.lowerBound, 1e-9);
-  const table2 = "<table><thead><tr>" + METRIC_HEADERS.map((h2) => `<th>${escapeHtml(h2)}</th>`).join("") + "</tr></thead><tbody>" + c.results.map(
-    (r) => "<tr>" + metricsRow(r.metrics).map((v) => `<td>${escapeHtml(v)}</td>`).join("") + "</tr>"
-  ).join("") + "</tbody></table>";
-  const sections = c.results.map((r) => `<h2>${escapeHtml(r.label)}</h2>${timeline(c, r.result, horizon)}`).join("\n");
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>school simulate</title>
-<style>
-body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
-td:first-child,th:first-child{text-align:left}svg{display:block;margin:.5em 0 1.5em}
-.note{color:#666;font-size:12px}.key span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
-</style></head><body>
-<h1>Fleet simulation</h1>
-<p>${escapeHtml(describeScenario(c))}.</p>
-${table2}
-<ul>${goalLines(c).map((l) => `<li>${escapeHtml(l)}</li>`).join("")}</ul>
-<p class="key">Runs:<span style="background:${COLORS.success}"></span>success<span style="background:${COLORS.failure}"></span>failure<span style="background:${COLORS.usage_limit}"></span>usage limit<span style="background:#ddd"></span>school paused \xB7 outlined = repair \xB7 dashed line = lower bound</p>
-${sections}
-</body></html>
-`;
-}
-__name(renderHtml2, "renderHtml");
-
-// src/simulate/learning.ts
-var LEARNING_POLICIES = ["greedy", "random", "oracle", "learning"];
-var DEFAULT_LEARNING_OPTIONS = { seed: 1, issues: 240, domains: 6, batch: 24 };
-function mergeChance(a, domain, difficulty) {
-  return a.merge[domain] * (1 - a.slope * (difficulty - 1) / 4);
-}
-__name(mergeChance, "mergeChance");
-function crewCost(a, difficulty) {
-  return a.costUsd * (0.6 + 0.2 * difficulty);
-}
-__name(crewCost, "crewCost");
-var FAILED_COST = 1.4;
-function expectedCrewCost(a, difficulty, p) {
-  return crewCost(a, difficulty) * (p + (1 - p) * FAILED_COST);
-}
-__name(expectedCrewCost, "expectedCrewCost");
-var FALSE_ACCEPT = 0.4;
-var DIFFICULTY_MIX = [0.3, 0.25, 0.2, 0.15, 0.1];
-function uniform(rng, lo, hi) {
-  return lo + (hi - lo) * rng.next();
-}
-__name(uniform, "uniform");
-var NOMINAL = [
-  { id: "premium", costUsd: 3.6, lo: 0.5, hi: 0.85, slope: 0.25 },
-  { id: "standard", costUsd: 1.2, lo: 0.3, hi: 0.75, slope: 0.45 },
-  { id: "budget", costUsd: 0.4, lo: 0.05, hi: 0.65, slope: 0.7 }
-];
-function listPriceUsd(nominalUsd) {
-  const meanDifficulty = DIFFICULTY_MIX.reduce((s, w, i) => s + w * (i + 1), 0);
-  return nominalUsd * (0.6 + 0.2 * meanDifficulty);
-}
-__name(listPriceUsd, "listPriceUsd");
-function makeWorld(o) {
-  const rng = createRng(o.seed);
-  const domains = Array.from({ length: o.domains }, (_, i) => `d${i + 1}`);
-  const agent = /* @__PURE__ */ __name((id, cost, lo, hi, slope) => ({
-    id,
-    costUsd: cost * uniform(rng, 0.8, 1.2),
-    merge: domains.map(() => uniform(rng, lo, hi)),
-    slope
-  }), "agent");
-  const agents = NOMINAL.map((n) => agent(n.id, n.costUsd, n.lo, n.hi, n.slope));
-  const issues = [];
-  for (let n = 1; n <= o.issues; n++) {
-    const domain = Math.floor(rng.next() * domains.length);
-    const difficulty = rng.pick(DIFFICULTY_MIX) + 1;
-    const outcomes = agents.map((a) => {
-      const merged = rng.next() < mergeChance(a, domain, difficulty);
-      const accepted = merged || rng.next() < FALSE_ACCEPT;
-      const cost = crewCost(a, difficulty) * Math.exp(0.3 * rng.normal()) * (merged ? 1 : FAILED_COST);
-      return { merged, accepted, costUsd: cost };
-    });
-    issues.push({ number: n, domain: domains[domain], difficulty, outcomes });
-  }
-  return { agents, domains, issues };
-}
-__name(makeWorld, "makeWorld");
-function check2(o) {
-  const int = /* @__PURE__ */ __name((v, min, max) => Number.isInteger(v) && v >= min && v <= max, "int");
-  if (!int(o.issues, 1, 1e5))
-    throw new ConfigError(
-      `simulate --learning: --issues must be a whole number from 1 to 100,000; found ${o.issues}.`
-    );
-  if (!int(o.domains, 1, 100))
-    throw new ConfigError(
-      `simulate --learning: domains must be a whole number from 1 to 100; found ${o.domains}.`
-    );
-  if (!int(o.batch, 1, 1e4))
-    throw new ConfigError(
-      `simulate --learning: batch must be a whole number from 1 to 10,000; found ${o.batch}.`
-    );
-  if (!int(o.seed, 0, 2 ** 32 - 1))
-    throw new ConfigError(
-      `simulate --learning: --seed must be a whole number from 0 to 4294967295; found ${o.seed}.`
-    );
-}
-__name(check2, "check");
-var School = class {
-  static {
-    __name(this, "School");
-  }
-  ledger = ledgerFold.empty();
-  crews = [];
-  spend = [];
-  seq = 0;
-  clock = Date.parse("2026-01-01T00:00:00Z");
-  apply(e) {
-    this.ledger = ledgerFold.apply(this.ledger, e);
-  }
-  /** A crew ran: its verdict, spend and finish; returns what a later merge needs. */
-  ran(issue, agent, o) {
-    const crewId = `c${issue.number}-${(++this.seq).toString(16).padStart(8, "0")}`;
-    const at = new Date(this.clock += 6e4);
-    const cell2 = { agent, domain: issue.domain, difficulty: issue.difficulty };
-    this.apply(
-      event(
-        "score.applied",
-        `score:${crewId}`,
-        {
-          crewId,
-          jobKey: `grade:${issue.number}:${crewId}`,
-          ...cell2,
-          accepted: o.accepted,
-          score: o.accepted ? 1 : 0,
-          alpha: 0.3
-        },
-        at
-      )
-    );
-    this.spend.push({ crewId, costUsd: o.costUsd });
-    this.crews.push({
-      crewId,
-      issueNumber: issue.number,
-      agent,
-      status: "finished",
-      startedAt: new Date(at.getTime() - 20 * 6e4).toISOString(),
-      finishedAt: at.toISOString(),
-      choice: { domain: issue.domain, difficulty: issue.difficulty }
-    });
-    return { crewId, ...cell2, issue: issue.number };
-  }
-  /** A person merged or closed the pull request of an accepted crew. */
-  settled(c, merged) {
-    const at = new Date(this.clock += 6e4);
-    this.apply(
-      event(
-        "human.judged",
-        `human:${c.issue}`,
-        {
-          pr: c.issue,
-          issue: c.issue,
-          crewId: c.crewId,
-          agent: c.agent,
-          domain: c.domain,
-          difficulty: c.difficulty,
-          merged,
-          alpha: 0.3
-        },
-        at
-      )
-    );
-  }
-};
-function runPolicy(world, o, label, configAgents, lambda) {
-  const school = new School();
-  const rng = createRng(o.seed ^ 24301);
-  const index = new Map(world.agents.map((a, i) => [a.id, i]));
-  const pick = label === "random" ? () => Math.floor(rng.next() * world.agents.length) : label === "oracle" ? (issue) => oracleChoice(world, issue, lambda) : label === "oracleByIssue" ? (issue) => oracleByIssue(world, issue) : (issue, chooser) => {
-    const c = chooser.choose({
-      role: "coding",
-      domain: issue.domain,
-      difficulty: issue.difficulty,
-      issueNumber: issue.number,
-      attempt: 1
-    });
-    if (!("agent" in c))
-      throw new Error(
-        `simulate: the office chose no agent for issue #${issue.number}: ${c.reason}`
-      );
-    return index.get(c.agent);
-  };
-  let waiting = [];
-  const figures = { merged: 0, accepted: 0, spendUsd: 0, crews: {} };
-  const expected = { merged: 0, spendUsd: 0 };
-  for (let start = 0; start < world.issues.length; start += o.batch) {
-    const chooser = label === "greedy" ? new AgentChooser(configAgents, greedyScores(school.ledger)) : label === "learning" ? new AgentChooser(configAgents, void 0, learningRecords(school, o.seed)) : void 0;
-    const batch = world.issues.slice(start, start + o.batch);
-    const picks = batch.map((issue) => pick(issue, chooser));
-    for (const w of waiting) school.settled(w.crew, w.merged);
-    waiting = [];
-    batch.forEach((issue, i) => {
-      const a = world.agents[picks[i]];
-      const outcome = issue.outcomes[picks[i]];
-      const crew = school.ran(issue, a.id, outcome);
-      figures.crews[a.id] = (figures.crews[a.id] ?? 0) + 1;
-      const p = mergeChance(a, world.domains.indexOf(issue.domain), issue.difficulty);
-      expected.merged += p;
-      expected.spendUsd += expectedCrewCost(a, issue.difficulty, p);
-      figures.spendUsd += outcome.costUsd;
-      if (outcome.accepted) {
-        figures.accepted += 1;
-        waiting.push({ crew, merged: outcome.merged });
-      }
-      if (outcome.merged) figures.merged += 1;
-    });
-  }
-  return {
-    label,
-    ...figures,
-    mergedPerDollar: figures.spendUsd > 0 ? figures.merged / figures.spendUsd : 0,
-    regret: 0,
-    expectedMergedPerDollar: expected.spendUsd > 0 ? expected.merged / expected.spendUsd : 0
-  };
-}
-__name(runPolicy, "runPolicy");
-function greedyScores(state) {
-  if (Object.keys(state.agents).length === 0) return void 0;
-  return (agent, { domain, difficulty }) => blendedScore(state, agent, domain, difficulty);
-}
-__name(greedyScores, "greedyScores");
-function learningRecords(school, seed) {
-  return {
-    records: new RecordBook({ ledger: school.ledger, crews: school.crews, spend: school.spend }),
-    seed
-  };
-}
-__name(learningRecords, "learningRecords");
-function oracleTarget(world) {
-  const ratio = /* @__PURE__ */ __name((pick) => {
-    let merged = 0;
-    let spend = 0;
-    for (const issue of world.issues) {
-      const a = world.agents[pick(issue)];
-      const p = mergeChance(a, world.domains.indexOf(issue.domain), issue.difficulty);
-      merged += p;
-      spend += expectedCrewCost(a, issue.difficulty, p);
-    }
-    return merged / spend;
-  }, "ratio");
-  let lambda = ratio((issue) => oracleByIssue(world, issue));
-  for (let i = 0; i < 100; i++) {
-    const next = ratio((issue) => oracleChoice(world, issue, lambda));
-    if (next <= lambda + 1e-12) break;
-    lambda = next;
-  }
-  return lambda;
-}
-__name(oracleTarget, "oracleTarget");
-function bestBy(world, issue, value) {
-  const d = world.domains.indexOf(issue.domain);
-  let best = 0;
-  let bestValue = -Infinity;
-  world.agents.forEach((a, i) => {
-    const p = mergeChance(a, d, issue.difficulty);
-    const v = value(p, expectedCrewCost(a, issue.difficulty, p));
-    if (v > bestValue) {
-      bestValue = v;
-      best = i;
-    }
-  });
-  return best;
-}
-__name(bestBy, "bestBy");
-function oracleChoice(world, issue, lambda) {
-  return bestBy(world, issue, (p, cost) => p - lambda * cost);
-}
-__name(oracleChoice, "oracleChoice");
-function oracleByIssue(world, issue) {
-  return bestBy(world, issue, (p, cost) => p / cost);
-}
-__name(oracleByIssue, "oracleByIssue");
-function simulateLearning(partial = {}) {
-  const o = { ...DEFAULT_LEARNING_OPTIONS, ...partial };
-  check2(o);
-  const world = makeWorld(o);
-  const config = parseConfig(
-    {
-      agents: world.agents.map((a, i) => ({
-        id: a.id,
-        command: ["true"],
-        expectedCostUsd: listPriceUsd(NOMINAL[i].costUsd)
-      }))
-    },
-    "simulate"
-  );
-  const lambda = oracleTarget(world);
-  const policies = LEARNING_POLICIES.map(
-    (label) => runPolicy(world, o, label, config.agents, lambda)
-  );
-  const byIssue = runPolicy(world, o, "oracleByIssue", config.agents, lambda);
-  const oracle = policies.find((p) => p.label === "oracle");
-  for (const p of [...policies, byIssue])
-    p.regret = oracle.mergedPerDollar > 0 ? 1 - p.mergedPerDollar / oracle.mergedPerDollar : 0;
-  return {
-    options: o,
-    agents: world.agents.map((a) => ({ ...a })),
-    domains: world.domains,
-    policies,
-    oracleTargetPerDollar: lambda,
-    oracleByIssue: byIssue
-  };
-}
-__name(simulateLearning, "simulateLearning");
-var LEARNING_GOALS = { ofOracle: 0.9, overGreedy: 1.15 };
-function renderLearningText(r) {
-  const o = r.options;
-  const lines = [
-    `Which agent to send: ${o.issues} issues over ${r.domains.length} domains, ${r.agents.length} agents, plans of ${o.batch}, seed ${o.seed}`,
-    `agents (hidden from the school): ${r.agents.map(
-      (a) => `${a.id} ~$${a.costUsd.toFixed(2)}/crew, merges ${a.merge.map((m) => m.toFixed(2)).join("/")}`
-    ).join("; ")}`,
-    "",
-    `${"policy".padEnd(10)}${"merged".padStart(8)}${"spend".padStart(11)}${"merged/$".padStart(10)}${"regret".padStart(9)}  crews per agent`
-  ];
-  const row = /* @__PURE__ */ __name((label, p) => `${label.padEnd(10)}${String(p.merged).padStart(8)}${`$${p.spendUsd.toFixed(2)}`.padStart(11)}${p.mergedPerDollar.toFixed(3).padStart(10)}${`${(p.regret * 100).toFixed(1)} %`.padStart(9)}  ${Object.entries(
-    p.crews
-  ).map(([a, n]) => `${a} ${n}`).join(", ")}`, "row");
-  for (const p of r.policies) lines.push(row(p.label, p));
-  const f = /* @__PURE__ */ __name((l) => r.policies.find((p) => p.label === l), "f");
-  const ofOracle = f("learning").mergedPerDollar / f("oracle").mergedPerDollar;
-  const overGreedy = f("learning").mergedPerDollar / f("greedy").mergedPerDollar;
-  const ofByIssue = f("learning").mergedPerDollar / r.oracleByIssue.mergedPerDollar;
-  lines.push(
-    "",
-    `reference: the oracle choosing the best true p / cost issue by issue, not the ratio optimum (\u03BB* = ${r.oracleTargetPerDollar.toFixed(3)} merged per dollar expected):`,
-    row("by issue", r.oracleByIssue),
-    "",
-    `learning: ${(ofOracle * 100).toFixed(1)} % of the oracle's merged per dollar (goal \u2265 90 %: ${ofOracle >= LEARNING_GOALS.ofOracle ? "met" : "missed"}; ${(ofByIssue * 100).toFixed(1)} % of the by-issue oracle's), ${overGreedy.toFixed(2)} \xD7 greedy's (goal \u2265 1.15 \xD7: ${overGreedy >= LEARNING_GOALS.overGreedy ? "met" : "missed"})`,
-    "regret = 1 \u2212 merged per dollar / the oracle\u2019s."
-  );
-  return lines.join("\n") + "\n";
-}
-__name(renderLearningText, "renderLearningText");
-function renderLearningJson(r) {
-  return JSON.stringify(
-    {
-      options: r.options,
-      domains: r.domains,
-      agents: r.agents,
-      policies: r.policies.map((p) => ({
-        label: p.label,
-        merged: p.merged,
-        accepted: p.accepted,
-        spendUsd: round(p.spendUsd, 2),
-        mergedPerDollar: round(p.mergedPerDollar, 4),
-        regret: round(p.regret, 4),
-        expectedMergedPerDollar: round(p.expectedMergedPerDollar, 4),
-        crews: p.crews
-      })),
-      oracleTargetPerDollar: round(r.oracleTargetPerDollar, 4),
-      oracleByIssue: {
-        merged: r.oracleByIssue.merged,
-        spendUsd: round(r.oracleByIssue.spendUsd, 2),
-        mergedPerDollar: round(r.oracleByIssue.mergedPerDollar, 4),
-        regret: round(r.oracleByIssue.regret, 4),
-        crews: r.oracleByIssue.crews
-      }
-    },
-    null,
-    2
-  );
-}
-__name(renderLearningJson, "renderLearningJson");
-function round(x, digits) {
-  const f = 10 ** digits;
-  return Math.round(x * f) / f;
-}
-__name(round, "round");
-
-// src/cli/commands/simulate.ts
-var HELP13 = `Usage: school simulate [options]
-
-Simulates the school in virtual time and compares our dispatch policy (the real dispatch office:
-repairs first, smallest first, immediate slot refill, capacity classes) with a batch-synchronous
-matrix workflow and with FIFO + immediate refill, on the same generated workload and seed.
-
-Options:
-  --issues N          issues in the curriculum (default: 10 per student)
-  --daemons D         daemons (default ${DEFAULT_SIM_OPTIONS.fleet.daemons})
-  --slots K           worktree slots per daemon; students = D \xD7 K (default ${DEFAULT_SIM_OPTIONS.fleet.slotsPerDaemon})
-  --seed S            PRNG seed: same seed, same workload, same result (default ${DEFAULT_SIM_OPTIONS.seed})
-  --tail SIGMA        log-normal sigma of run durations; larger = heavier tail (default ${DEFAULT_SIM_OPTIONS.durations.tailSigma})
-  --median MIN        median run duration in minutes (default ${DEFAULT_SIM_OPTIONS.durations.medianMinutes})
-  --failure-rate P    probability a run fails and is repaired (default ${DEFAULT_SIM_OPTIONS.failures.rate})
-  --failure-spread X  how much the failure rate differs per domain \xD7 difficulty: 0 = one rate
-                      for every run, 1 = the hard, long issues fail most (default ${DEFAULT_SIM_OPTIONS.failures.spread})
-  --pause-rate P      probability a run hits a usage limit and pauses the school (default ${DEFAULT_SIM_OPTIONS.pauses.rate})
-  --pause-minutes M   length of a usage-limit pause (default ${DEFAULT_SIM_OPTIONS.pauses.minutes})
-  --reference        add two rows: the tail-guard proposal, and longest-first knowing the true
-                      durations (a clairvoyant reference no scheduler can run)
-  --deployed          add eight rows: the loop as deployed \u2014 cron-only, continuous refill (CLI),
-                      the Actions crew jobs' standby shared by the run's jobs, own first
-                      (github.com), and per-daemon standby (GHES), each under
-                      dispatch.order smallest-first and tail-guard \u2014 with the workflow's
-                      cadence (--schedule-minutes, --job-minutes, --queue-minutes)
-  --schedule-minutes M  cron interval for --deployed (default ${DEFAULT_DEPLOYED.scheduleMinutes})
-  --job-minutes M     crew job time limit for --deployed (default ${DEFAULT_DEPLOYED.jobTimeoutMinutes})
-  --queue-minutes M   plan \u2192 crew job start (time in GitHub's job queue) for --deployed (default ${DEFAULT_DEPLOYED.queueMinutes})
-  --html FILE         also write a self-contained page with a per-slot timeline per policy
-  --json              print the figures as JSON instead of a table
-  --learning          instead: which agent to send. A world of 3 agents with hidden merge chances
-                      per domain and costs (seeded); greedy (top score), random, the oracle that
-                      knows the truth and the learning choice (the real dispatch code) over the
-                      same backlog: merged pull requests, spend, merged per dollar, regret. Takes
-                      --issues (default 240), --seed and --json
-`;
-function numberOption(name, value, min, max) {
-  if (value === void 0) return void 0;
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < min || n > max) {
-    throw new ConfigError(`--${name}: expected a number from ${min} to ${max}, found "${value}".`);
-  }
-  return n;
-}
-__name(numberOption, "numberOption");
-function given(o) {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== void 0));
-}
-__name(given, "given");
-function simulateOptions(values) {
-  const str = /* @__PURE__ */ __name((k) => values[k], "str");
-  const daemons2 = intOption("daemons", str("daemons")) ?? DEFAULT_SIM_OPTIONS.fleet.daemons;
-  const slotsPerDaemon = intOption("slots", str("slots")) ?? DEFAULT_SIM_OPTIONS.fleet.slotsPerDaemon;
-  return {
-    fleet: { daemons: daemons2, slotsPerDaemon },
-    issues: intOption("issues", str("issues")) ?? 10 * daemons2 * slotsPerDaemon,
-    ...given({ seed: intOption("seed", str("seed"), 0) }),
-    durations: given({
-      tailSigma: numberOption("tail", str("tail"), 0, 3),
-      medianMinutes: numberOption("median", str("median"), 0.01, 1e6)
-    }),
-    failures: given({
-      rate: numberOption("failure-rate", str("failure-rate"), 0, 0.9),
-      spread: numberOption("failure-spread", str("failure-spread"), 0, 3)
-    }),
-    pauses: given({
-      rate: numberOption("pause-rate", str("pause-rate"), 0, 0.5),
-      minutes: numberOption("pause-minutes", str("pause-minutes"), 0, 1e6)
-    })
-  };
-}
-__name(simulateOptions, "simulateOptions");
-var SIMULATE_OPTIONS = verbOptions(
-  [
-    "issues",
-    "daemons",
-    "slots",
-    "seed",
-    "tail",
-    "median",
-    "failure-rate",
-    "failure-spread",
-    "pause-rate",
-    "pause-minutes",
-    "html",
-    "schedule-minutes",
-    "job-minutes",
-    "queue-minutes"
-  ],
-  ["json", "reference", "deployed", "learning"]
-);
-var simulateCommand = {
-  summary: "simulate [--issues N] [--daemons D] [--slots K] [--seed S] [--html FILE] [--json]: compare dispatch policies in virtual time",
-  async run(argv) {
-    const values = parseVerb("simulate", argv, SIMULATE_OPTIONS, HELP13);
-    if (!values) return 0;
-    if (values.learning) {
-      const raw2 = values;
-      const issues = intOption("issues", raw2.issues);
-      const seed = intOption("seed", raw2.seed, 0);
-      const result = simulateLearning({
-        ...issues !== void 0 ? { issues } : {},
-        ...seed !== void 0 ? { seed } : {}
-      });
-      process.stdout.write(values.json ? renderLearningJson(result) + "\n" : renderLearningText(result));
-      return 0;
-    }
-    const policies = POLICIES.filter((p) => !p.reference || values.reference).map((p) => p.name);
-    const raw = values;
-    const num = /* @__PURE__ */ __name((k, min, max) => numberOption(k, raw[k], min, max), "num");
-    const cadence = {
-      ...num("schedule-minutes", 1, 1e6) !== void 0 ? { scheduleMinutes: num("schedule-minutes", 1, 1e6) } : {},
-      ...num("job-minutes", 1, 4320) !== void 0 ? { jobTimeoutMinutes: num("job-minutes", 1, 4320) } : {},
-      ...num("queue-minutes", 0, 1e6) !== void 0 ? { queueMinutes: num("queue-minutes", 0, 1e6) } : {}
-    };
-    const comparison = compare(simulateOptions(values), policies, values.deployed ? cadence : void 0);
-    process.stdout.write(values.json ? renderJson(comparison) + "\n" : renderText2(comparison));
-    if (values.html) {
-      const path = resolve6(values.html);
-      writeTextAtomic(path, renderHtml2(comparison));
-      process.stderr.write(`simulate: wrote ${path}
-`);
-    }
-    return 0;
-  }
-};
-
 // src/cli/commands/status.ts
-var HELP14 = `Usage: school status [--json] [--config FILE] [--state-dir DIR]
+var HELP13 = `Usage: school status [--json] [--config FILE] [--state-dir DIR]
 
 The school board in the terminal: counts per lane, the items in the active lanes, pauses and
 their reasons (the lines \`school pause --status\` prints), pull requests waiting for review and
@@ -5540,7 +3283,7 @@ Exit code 0, or 1 when a state file is corrupt or unreadable (the board still pr
 var statusCommand = {
   summary: "status [--json]: the board \u2014 lanes, active items, pauses, spend, fleet load, leaderboard",
   async run(argv) {
-    const values = parseVerb("status", argv, verbOptions(["config", "state-dir"], ["json"]), HELP14);
+    const values = parseVerb("status", argv, verbOptions(["config", "state-dir"], ["json"]), HELP13);
     if (!values) return 0;
     const { view } = loadView({
       config: values.config,
@@ -5563,7 +3306,6 @@ var commands = {
   compact: compactCommand,
   status: statusCommand,
   report: reportCommand,
-  simulate: simulateCommand,
   pause: pauseCommand,
   requeue: requeueCommand,
   "dead-letters": deadLettersCommand,
@@ -5585,6 +3327,9 @@ Run \`school <command> --help\` for a command's options.
 __name(usage, "usage");
 
 // src/cli/index.ts
+var MOVED = {
+  simulate: "the simulator is a command of its own now: run `school-simulate` with the same options (installed with school-core: `npx school-simulate --help`; docs/simulate.md)."
+};
 async function main(argv) {
   const [verb, ...rest] = argv;
   if (!verb || verb === "help" || verb === "--help" || verb === "-h") {
@@ -5598,6 +3343,11 @@ async function main(argv) {
     return 0;
   }
   const command = commands[verb];
+  if (!command && Object.hasOwn(MOVED, verb)) {
+    process.stderr.write(`school: ${MOVED[verb]}
+`);
+    return EXIT.config;
+  }
   if (!command) {
     process.stderr.write(`school: unknown command "${verb}".
 
@@ -5609,7 +3359,8 @@ ${usage()}`);
 __name(main, "main");
 function permissionHint(e) {
   let err = e;
-  for (let i = 0; err && !err.code && err.cause && i < 3; i++) err = err.cause;
+  const wrapper = /* @__PURE__ */ __name((x) => x instanceof SchoolError || !x?.code, "wrapper");
+  for (let i = 0; err && wrapper(err) && err.cause && i < 3; i++) err = err.cause;
   if (!err || !["EACCES", "EPERM", "EROFS"].includes(err.code ?? "") || !err.path) return void 0;
   return `cannot write ${err.path} (${err.code}${err.syscall ? ` on ${err.syscall}` : ""}): the user running school (uid ${process.getuid?.() ?? "?"}) needs write access to it \u2014 fix its owner or mode, or point stateDir (or --state-dir) at a directory this user owns; \`school doctor\` checks it.`;
 }

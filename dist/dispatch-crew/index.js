@@ -1,42 +1,57 @@
 import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);
 import {
-  beatDaemon,
-  deniedBy,
-  planStep,
+  beatDaemons,
+  onScratch,
+  planCrews,
   progressLine,
   ptraceWarning,
+  runCrewFromSpec,
+  runStep
+} from "../chunks/chunk-GJP2N5HN.js";
+import {
   readNextCycle,
   recordNextCycle,
-  runCrewFromSpec,
-  runStep,
   thisRun
-} from "../chunks/chunk-KAQQDJNF.js";
+} from "../chunks/chunk-NVNJP46M.js";
+import {
+  deniedBy
+} from "../chunks/chunk-KX5IS4Z5.js";
 import {
   booleanInput,
   importHandoffs,
   markHandoff,
   wholeNumberInput,
   writeHandoff
-} from "../chunks/chunk-LOP4YO6S.js";
+} from "../chunks/chunk-MLZO64LU.js";
 import {
-  CLAIMS_DIR,
   deliveredPullRequests,
-  gradingVerdicts,
   octokitFeedback,
   octokitPort,
   publishStatuses,
   readCrewState,
+  recordControl,
+  runningIssueComments,
+  schoolCommand,
   statusLinks,
+  toComment,
+  untrustedFeedback,
   watchDeliveries
-} from "../chunks/chunk-A35BMJT2.js";
+} from "../chunks/chunk-NNR2D3DI.js";
+import {
+  CLAIMS_DIR,
+  gradingVerdicts
+} from "../chunks/chunk-GPOLCLS6.js";
 import {
   actionsClaimPort,
   claimsHere,
   claimsUnsupported
-} from "../chunks/chunk-HJITSML4.js";
+} from "../chunks/chunk-STZTGWR2.js";
 import {
-  createGitHubClient
-} from "../chunks/chunk-OM2624YG.js";
+  createGitHubClient,
+  isRateLimit,
+  nextLink,
+  runStages
+} from "../chunks/chunk-A2ABCFJX.js";
 import {
   actionsLogger,
   boardSummary,
@@ -45,12 +60,14 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-U6S35LG6.js";
+} from "../chunks/chunk-GHSCIT6R.js";
+import {
+  StateLayout
+} from "../chunks/chunk-PBP6QD6S.js";
 import {
   ConfigError,
   CorruptStateError,
   LOCAL_RUN,
-  StateLayout,
   auditActor,
   clearPause,
   escapeHtml,
@@ -65,19 +82,71 @@ import {
   resolveConfig,
   rosterProblem,
   runContextFrom
-} from "../chunks/chunk-XWKHDMMS.js";
-import "../chunks/chunk-YI7EFUNK.js";
+} from "../chunks/chunk-NW2M5I3Y.js";
+import "../chunks/chunk-AIZTJZ6F.js";
 import {
   error,
   notice,
   setFailed,
   setOutput,
   warning
-} from "../chunks/chunk-FURAOVXR.js";
+} from "../chunks/chunk-RQGEUGTP.js";
+import "../chunks/chunk-A6TI274B.js";
 import {
   __name,
   __toESM
-} from "../chunks/chunk-SMWPMEFL.js";
+} from "../chunks/chunk-UEX66AHT.js";
+
+// src/github/control-port.ts
+function octokitControl(client, repository) {
+  const repo = parseRepository(repository);
+  const feedback = octokitFeedback(client, repository);
+  let requests = 0;
+  return {
+    get requests() {
+      return requests;
+    },
+    role: /* @__PURE__ */ __name((login) => feedback.role(login), "role"),
+    async comments(n, q) {
+      const out = [];
+      let url;
+      let etag;
+      for (; ; ) {
+        requests++;
+        let r;
+        try {
+          r = url ? await client.request({ method: "GET", url }) : await client.request("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", {
+            owner: repo.owner,
+            repo: repo.repo,
+            issue_number: n,
+            since: q.since,
+            per_page: 100,
+            // Only the first page is conditional: its ETag says whether anything changed.
+            headers: q.etag ? { "if-none-match": q.etag } : {}
+          });
+        } catch (e) {
+          const err = e;
+          if (!url && err.status === 304) return { status: "not-modified" };
+          if (isRateLimit(err)) return limited(err, Date.now());
+          throw e;
+        }
+        etag ??= r.headers.etag;
+        if (Array.isArray(r.data)) out.push(...r.data.map(toComment));
+        url = nextLink(r.headers.link);
+        if (!url) return { status: "ok", comments: out, ...etag ? { etag } : {} };
+      }
+    }
+  };
+}
+__name(octokitControl, "octokitControl");
+function limited(e, now) {
+  const h = e.response?.headers ?? {};
+  const retryAfter = Number(h["retry-after"]);
+  const reset = Number(h["x-ratelimit-reset"]);
+  const waitMs = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1e3 : h["x-ratelimit-remaining"] === "0" && Number.isFinite(reset) ? Math.max(0, reset * 1e3 - now) : void 0;
+  return { status: "limited", code: e.status ?? 0, ...waitMs !== void 0 ? { waitMs } : {} };
+}
+__name(limited, "limited");
 
 // src/github/job-status.ts
 var IMPORT_JOB = "grade";
@@ -133,11 +202,11 @@ __name(jobStatusFor, "jobStatusFor");
 import { existsSync as existsSync2, readdirSync } from "node:fs";
 import { join as join2 } from "node:path";
 
-// src/dispatch/job-settings.ts
+// src/dispatch/fleet/job-settings.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { existsSync, readFileSync as readFileSync2 } from "node:fs";
 
-// src/dispatch/schedule.ts
+// src/dispatch/fleet/schedule.ts
 var import_yaml = __toESM(require_dist(), 1);
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -252,7 +321,7 @@ function workflowFileCrons(ctx) {
 }
 __name(workflowFileCrons, "workflowFileCrons");
 
-// src/dispatch/job-settings.ts
+// src/dispatch/fleet/job-settings.ts
 function ttlFromSchedule(config, schedule) {
   if (config.fleet.heartbeatTtlSeconds !== void 0) return { config };
   const found = schedule;
@@ -322,7 +391,7 @@ function workflowTarget(context) {
 }
 __name(workflowTarget, "workflowTarget");
 function workflowDispatcher(token, logger, fetchImpl) {
-  const client = createGitHubClient({ token, logger, ...fetchImpl ? { fetch: fetchImpl } : {} });
+  const client = createGitHubClient({ token, logger, fetch: fetchImpl });
   return async (t) => {
     await client.rest.actions.createWorkflowDispatch({
       owner: t.owner,
@@ -333,6 +402,136 @@ function workflowDispatcher(token, logger, fetchImpl) {
   };
 }
 __name(workflowDispatcher, "workflowDispatcher");
+
+// src/feedback/crew-job-control.ts
+var CONTROL_POLL_MS = 2e4;
+var MAX_BACKOFF_MS = 10 * 6e4;
+var SLACK_MS = 6e4;
+var CrewJobControl = class {
+  constructor(o) {
+    this.o = o;
+    this.everyMs = o.everyMs ?? CONTROL_POLL_MS;
+    this.now = o.now ?? (() => /* @__PURE__ */ new Date());
+    this.since = (o.since ?? this.now()).toISOString();
+  }
+  o;
+  static {
+    __name(this, "CrewJobControl");
+  }
+  everyMs;
+  since;
+  now;
+  timer;
+  tickRunning;
+  ended = false;
+  /** The ETag of the last answer for each watched number, with the `since` it was asked with. */
+  etags = /* @__PURE__ */ new Map();
+  /** Comments already read (`id@updatedAt`): an edited comment is read again. */
+  seen = /* @__PURE__ */ new Set();
+  failures = 0;
+  waitUntil = 0;
+  /** Starts polling; the first read comes after one interval (crews are only starting). */
+  start() {
+    this.o.logger.info(
+      `dispatch-crew: reading /school stop|steer on the issues of this job's running crews every ${Math.round(this.everyMs / 1e3)}s`
+    );
+    this.schedule(this.everyMs);
+  }
+  /** Stops polling, after the read in progress (if any). */
+  async stop() {
+    this.ended = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = void 0;
+    await this.tickRunning;
+  }
+  schedule(ms) {
+    if (this.ended) return;
+    this.timer = setTimeout(() => {
+      this.tickRunning = this.tick().finally(() => {
+        this.tickRunning = void 0;
+        this.schedule(Math.max(this.everyMs, this.waitUntil - this.now().getTime()));
+      });
+    }, ms);
+    this.timer.unref();
+  }
+  /** This job's running crews: started by it, on its daemon. */
+  mine = /* @__PURE__ */ __name((c) => c.status === "running" && c.daemon === this.o.daemon && (c.startedAt ?? "") >= this.since, "mine");
+  /** One read of every watched issue and pull request; never throws. */
+  async tick() {
+    if (this.now().getTime() < this.waitUntil) return;
+    try {
+      await this.read();
+    } catch (e) {
+      this.backOff(`the control poll failed: ${message(e).slice(0, 300)}`);
+    }
+  }
+  async read() {
+    const crews = Object.values(readCrewState(this.o.layout).registry.crews).filter(this.mine);
+    const targets = targetsOf(crews);
+    for (const n of this.etags.keys()) if (!targets.some((t) => t.n === n)) this.etags.delete(n);
+    if (!targets.length) return;
+    const found = { control: [], refused: [] };
+    const untrusted = /* @__PURE__ */ __name((a) => untrustedFeedback(
+      {
+        port: this.o.port,
+        trust: this.o.config.curriculum.trust,
+        bots: this.o.config.delivery.trustedBots
+      },
+      a
+    ), "untrusted");
+    for (const t of targets) {
+      const since = new Date(Date.parse(t.plannedAt) - SLACK_MS).toISOString();
+      const known = this.etags.get(t.n);
+      let r;
+      try {
+        r = await this.o.port.comments(t.n, {
+          since,
+          ...known && known.since === since ? { etag: known.etag } : {}
+        });
+      } catch (e) {
+        this.backOff(`the comments of #${t.n} failed: ${message(e).slice(0, 300)}`);
+        break;
+      }
+      if (r.status === "limited") {
+        this.backOff(`GitHub's rate limit (${r.code}) on the comments of #${t.n}`, r.waitMs);
+        break;
+      }
+      this.failures = 0;
+      if (r.status === "not-modified") continue;
+      if (r.etag) this.etags.set(t.n, { since, etag: r.etag });
+      else this.etags.delete(t.n);
+      const fresh = r.comments.filter((c) => !this.seen.has(`${c.id}@${c.updatedAt}`));
+      const run = { issue: t.issue, since: t.plannedAt };
+      await runningIssueComments(found, run, fresh, void 0, schoolCommand, untrusted, t.n);
+      for (const c of fresh) this.seen.add(`${c.id}@${c.updatedAt}`);
+    }
+    if (found.control.length || found.refused.length)
+      await recordControl(this.o.layout, this.o.logger, found, this.now(), this.mine);
+  }
+  /** Waits before the next read, as GitHub asks or twice as long as the last time; says so. */
+  backOff(why, askedMs = 0) {
+    this.failures++;
+    const doubling = Math.min(MAX_BACKOFF_MS, this.everyMs * 2 ** this.failures);
+    const wait = Math.max(doubling, Math.min(askedMs, 60 * 6e4));
+    this.waitUntil = this.now().getTime() + wait;
+    this.o.logger.warning(
+      `dispatch-crew: /school stop|steer not read: ${why}; next read in ${Math.ceil(wait / 1e3)}s (the crews run on)`
+    );
+  }
+};
+function targetsOf(crews) {
+  const by = /* @__PURE__ */ new Map();
+  const add = /* @__PURE__ */ __name((n, issue, plannedAt) => {
+    const was = by.get(n);
+    if (!was || plannedAt < was.plannedAt) by.set(n, { n, issue, plannedAt });
+  }, "add");
+  for (const c of crews) {
+    add(c.issueNumber, c.issueNumber, c.plannedAt);
+    if (c.revision) add(c.revision.pr, c.issueNumber, c.plannedAt);
+  }
+  return [...by.values()].sort((a, b) => a.n - b.n);
+}
+__name(targetsOf, "targetsOf");
 
 // src/loop/dispatch-job.ts
 var STANDBY_QUEUES = ["auto", "shared", "daemon"];
@@ -386,37 +585,62 @@ __name(jobSetup, "jobSetup");
 async function planMode(input, job, logger) {
   const { config, layout, jobStatus } = job;
   const queue = standbyQueue(input.standbyQueue, job.context);
-  const cleared = input.clearPause?.trim() ? await clearPauses(layout, input.clearPause, input.dryRun) : void 0;
-  if (cleared) logger.info(`dispatch-crew: ${cleared}`);
   const scope = planScope(layout, input.only?.issues, input.only?.pullRequests);
   const unknown = scope.unknown.map(unknownPullRequestNote);
-  const feedback = input.dryRun ? void 0 : await scanBeforePlanning(input, job, logger);
-  const plan = await logger.group(
-    "Plan crews",
-    () => planStep({
-      config,
-      layout,
-      logger,
-      dryRun: input.dryRun,
-      context: job.context,
-      mode: {
-        // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
-        standby: true,
-        // One queue for the run: every crew job whose daemon is eligible may claim a standby crew.
-        ...queue.shared ? { sharedQueue: true } : {},
-        ...scope.issues ? { onlyIssues: scope.issues } : {}
-      },
-      ...input.limits?.jobStartedAt ? { jobStartedAt: input.limits.jobStartedAt } : {},
-      ...jobStatus ? { owners: { jobStatus } } : {}
-    })
+  let cleared;
+  let feedback;
+  let plan;
+  let roster;
+  await runStages(
+    "dispatch-crew plan",
+    {
+      "clear-pauses": /* @__PURE__ */ __name(async () => {
+        if (input.clearPause?.trim()) cleared = await clearPauses(layout, input.clearPause, input.dryRun);
+        if (cleared) logger.info(`dispatch-crew: ${cleared}`);
+      }, "clear-pauses"),
+      feedback: /* @__PURE__ */ __name(async () => {
+        feedback = await scanBeforePlanning(input, job, logger);
+      }, "feedback"),
+      // A dry run plans on a scratch copy of the state: nothing is recorded.
+      plan: /* @__PURE__ */ __name(async () => {
+        plan = await logger.group(
+          "Plan crews",
+          () => onScratch(
+            layout,
+            input.dryRun,
+            (state) => planCrews({
+              config,
+              layout: state,
+              logger,
+              context: job.context,
+              mode: {
+                // Crew jobs work on their own copy of the state: each gets standby crews behind its first wave.
+                standby: true,
+                // One queue for the run: every crew job whose daemon is eligible may claim a standby crew.
+                sharedQueue: queue.shared,
+                onlyIssues: scope.issues
+              },
+              jobStartedAt: input.limits?.jobStartedAt,
+              owners: { jobStatus }
+            })
+          )
+        );
+      }, "plan"),
+      // The status comments say "queued" (with a link to this run) as soon as the crews are planned,
+      // not only when the grade job ends the run (src/feedback/refresh.ts; never throws).
+      statuses: /* @__PURE__ */ __name(() => statusesAfterPlanning(input, job, logger, scope.issues), "statuses"),
+      roster: /* @__PURE__ */ __name(() => {
+        roster = rosterProblem(
+          plan.fleet,
+          heartbeatTtlSeconds(config),
+          job.context.host.SCHOOL_RUNNER_PREFIX
+        );
+        if (roster && !roster.loud) logger.info(`dispatch-crew: ${roster.text}`);
+      }, "roster")
+    },
+    // A dry run reads and records nothing on GitHub.
+    { skip: input.dryRun ? ["feedback", "statuses"] : [] }
   );
-  if (!input.dryRun) await statusesAfterPlanning(input, job, logger, scope.issues);
-  const roster = rosterProblem(
-    plan.fleet,
-    heartbeatTtlSeconds(config),
-    job.context.host.SCHOOL_RUNNER_PREFIX
-  );
-  if (roster && !roster.loud) logger.info(`dispatch-crew: ${roster.text}`);
   return {
     mode: "plan",
     plan,
@@ -474,14 +698,15 @@ async function statusesAfterPlanning(input, { config, layout, repository, contex
 __name(statusesAfterPlanning, "statusesAfterPlanning");
 async function importMode(input, job, logger) {
   const claims = importClaims(input, job.context);
-  const imported = await logger.group(
-    "Import the crew jobs' handoffs",
-    () => importHandoffs(job.layout, input.handoffsIn, {
-      config: job.config,
-      logger,
-      ...claims ? { claims } : {}
-    })
-  );
+  let imported;
+  await runStages("dispatch-crew import", {
+    import: /* @__PURE__ */ __name(async () => {
+      imported = await logger.group(
+        "Import the crew jobs' handoffs",
+        () => importHandoffs(job.layout, input.handoffsIn, { config: job.config, logger, claims })
+      );
+    }, "import")
+  });
   return { mode: "import", imported };
 }
 __name(importMode, "importMode");
@@ -503,7 +728,7 @@ __name(handOn, "handOn");
 async function heartbeatMode(input, job) {
   const daemon2 = input.daemon;
   const handoff = handOn(input, job.layout, daemon2);
-  await beatDaemon(job.layout, job.config, daemon2);
+  await runStages("dispatch-crew heartbeat", { beat: /* @__PURE__ */ __name(() => beatDaemons(job.layout, job.config, [daemon2]), "beat") });
   handoff();
   return { mode: "heartbeat", daemon: daemon2 };
 }
@@ -517,7 +742,10 @@ async function runMode(input, job, logger, started) {
   const budgetMs = config.dispatch.jobTimeoutMinutes * 6e4 - (input.limits?.jobStartedAt ? Math.max(0, Date.now() - input.limits.jobStartedAt.getTime()) : 0);
   const bookbagsPath = input.bookbagsPath ?? (input.handoffOut ? join2(input.handoffOut, "bookbags") : void 0);
   const claims = runClaims(input, logger, job.context, () => plannedAttempt(layout, job.context.run?.id));
-  const run = await logger.group(
+  const control = crewJobControl(input, job, logger);
+  control?.start();
+  let run;
+  const runCrews = /* @__PURE__ */ __name(() => logger.group(
     `Run the crews of daemon ${daemon2}`,
     () => runStep({
       config,
@@ -537,10 +765,34 @@ async function runMode(input, job, logger, started) {
       },
       onProgress: /* @__PURE__ */ __name((p) => logger.info(progressLine(daemon2, p)), "onProgress")
     })
-  ).finally(handoff);
+  ), "runCrews");
+  await runStages("dispatch-crew run", { run: /* @__PURE__ */ __name(async () => void (run = await runCrews()), "run") }).finally(
+    async () => {
+      await control?.stop();
+      handoff();
+    }
+  );
   return { mode: "run", daemon: daemon2, run };
 }
 __name(runMode, "runMode");
+function crewJobControl(input, job, logger) {
+  if (!input.ports.control) return void 0;
+  if (!job.repository) {
+    logger.warning(
+      "dispatch-crew: /school stop|steer are not read in this job: no repository (set repository in school.yml)"
+    );
+    return void 0;
+  }
+  return new CrewJobControl({
+    layout: job.layout,
+    config: job.config,
+    daemon: input.daemon,
+    logger,
+    port: input.ports.control(job.repository),
+    ...input.ports.controlEveryMs ? { everyMs: input.ports.controlEveryMs } : {}
+  });
+}
+__name(crewJobControl, "crewJobControl");
 function runClaims(input, logger, context, recorded = () => void 0) {
   const port = input.ports.claimPort;
   if (!port || !input.handoffOut || !claimsHere(context)) return void 0;
@@ -644,7 +896,9 @@ var INPUTS = {
   handoffOut: { name: "handoff-out", modes: ["run", "heartbeat"] },
   handoffsIn: { name: "handoffs-in", modes: ["import"] },
   planAttempt: { name: "plan-attempt", modes: ["run"] },
-  nextCycleRuns: { name: "next-cycle-runs", modes: ["next-cycle"] }
+  nextCycleRuns: { name: "next-cycle-runs", modes: ["next-cycle"] },
+  // A credential: read as a secret (masked in the log, redacted), kept by the driver only.
+  controlToken: { name: "control-token", modes: ["run"], secret: true }
 };
 var EVERY_MODE = { mode: "mode", config: "config", stateDir: "state-dir", dryRun: "dry-run" };
 var DEPRECATED_HANDOFF = "handoff-path";
@@ -655,7 +909,7 @@ function readInputs(warn) {
     ...Object.fromEntries(Object.entries(INPUTS).map(([k, v]) => [k, v.name])),
     handoffPath: DEPRECATED_HANDOFF
   }))
-    raw[key] = optionalInput(name);
+    raw[key] = INPUTS[key]?.secret ? secretInput(name) : optionalInput(name);
   return parseDispatchInputs({ ...raw, mode: raw.mode ?? "plan" }, warn);
 }
 __name(readInputs, "readInputs");
@@ -711,7 +965,8 @@ var runSchema = external_exports.object({
   planAttempt: external_exports.string().regex(/^\d+$/, {
     message: "plan-attempt: expected the plan job's run attempt, a whole number (needs.plan.outputs.attempt)"
   }).optional(),
-  token: external_exports.string().optional()
+  token: external_exports.string().optional(),
+  controlToken: external_exports.string().optional()
 });
 var heartbeatSchema = external_exports.object({ ...base, daemon: daemon("heartbeat"), handoffOut: external_exports.string().optional() });
 var importSchema = external_exports.object({
@@ -819,7 +1074,8 @@ function parseDispatchInputs(raw, warn = () => {
         ...p.bookbagsPath ? { bookbagsPath: p.bookbagsPath } : {},
         ...p.handoffOut ? { handoffOut: p.handoffOut } : {},
         ...p.planAttempt ? { planAttempt: p.planAttempt } : {},
-        ...p.token ? { token: p.token } : {}
+        ...p.token ? { token: p.token } : {},
+        ...p.controlToken ? { controlToken: p.controlToken } : {}
       };
     }
     case "heartbeat": {
@@ -1082,10 +1338,20 @@ function withPorts(inputs, logger) {
     case "plan":
       return { ...inputs, jobLiveness: jobStatusFor(inputs.token, logger) };
     case "run": {
-      const { token, ...run } = inputs;
+      const { token, controlToken, ...run } = inputs;
       return {
         ...run,
         ports: {
+          // `/school stop|steer` for the crews this job runs, read with the job's read-only token.
+          // The client lives in this driver only: the token never reaches a crew runner, a student,
+          // a spec or the state (src/feedback/crew-job-control.ts).
+          ...controlToken ? {
+            control: /* @__PURE__ */ __name((repository) => octokitControl(
+              // No waiting inside a request: the poll backs off itself and says so.
+              createGitHubClient({ token: controlToken, logger, rateLimitRetries: 0 }),
+              repository
+            ), "control")
+          } : {},
           launcher: [process.execPath, process.argv[1], "__run-crew"],
           // A runner reclaims an expired lease only once the job holding it has ended.
           jobLiveness: jobStatusFor(token, logger),

@@ -3,22 +3,20 @@ import {
   afterGrading,
   countsLine,
   deadLetterTable,
-  deliveryFor,
   drain,
   drainProgress,
-  octokitMerge,
-  pullsFor,
+  gradingPorts,
   requeueDeadLetters,
   verdictTable,
   withOutbox
-} from "../chunks/chunk-4EBKZWPI.js";
+} from "../chunks/chunk-5LYEP32Q.js";
 import {
   booleanInput,
   handoffDirs,
   importBookbags,
   importHandoffs,
   wholeNumberInput
-} from "../chunks/chunk-LOP4YO6S.js";
+} from "../chunks/chunk-MLZO64LU.js";
 import {
   JUDGES,
   combine,
@@ -27,8 +25,6 @@ import {
   ensureRefreshBases,
   installedDependencies,
   jobKey,
-  octokitFeedback,
-  octokitPort,
   readScopedBookbag,
   removeTreeSync,
   revisionOrigin,
@@ -36,14 +32,15 @@ import {
   verificationFinding,
   verifyOnCleanCheckout,
   withJudgeSandbox
-} from "../chunks/chunk-A35BMJT2.js";
+} from "../chunks/chunk-NNR2D3DI.js";
+import "../chunks/chunk-GPOLCLS6.js";
 import {
   actionsClaimPort,
   claimsHere
-} from "../chunks/chunk-HJITSML4.js";
+} from "../chunks/chunk-STZTGWR2.js";
 import {
-  createGitHubClient
-} from "../chunks/chunk-OM2624YG.js";
+  runStages
+} from "../chunks/chunk-A2ABCFJX.js";
 import {
   actionsLogger,
   boardSummary,
@@ -52,7 +49,11 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-U6S35LG6.js";
+} from "../chunks/chunk-GHSCIT6R.js";
+import {
+  Outbox,
+  StateLayout
+} from "../chunks/chunk-PBP6QD6S.js";
 import {
   CREW_ID_PATTERN,
   ConfigError,
@@ -60,9 +61,7 @@ import {
   GradingQueue,
   LOCAL_RUN,
   MAX_REASON,
-  Outbox,
   SchoolError,
-  StateLayout,
   audit,
   auditActor,
   boundText,
@@ -80,14 +79,15 @@ import {
   resolveConfig,
   runContextFrom,
   writeJsonAtomic
-} from "../chunks/chunk-XWKHDMMS.js";
-import "../chunks/chunk-YI7EFUNK.js";
+} from "../chunks/chunk-NW2M5I3Y.js";
+import "../chunks/chunk-AIZTJZ6F.js";
 import {
   setOutput
-} from "../chunks/chunk-FURAOVXR.js";
+} from "../chunks/chunk-RQGEUGTP.js";
+import "../chunks/chunk-A6TI274B.js";
 import {
   __name
-} from "../chunks/chunk-SMWPMEFL.js";
+} from "../chunks/chunk-UEX66AHT.js";
 
 // src/loop/drain-job.ts
 import { cpSync, mkdirSync, mkdtempSync as mkdtempSync2, readFileSync } from "node:fs";
@@ -108,6 +108,7 @@ var VerificationInfraError = class extends SchoolError {
   static {
     __name(this, "VerificationInfraError");
   }
+  code = "verification-infra";
   constructor(message2) {
     super(message2);
     this.name = "VerificationInfraError";
@@ -296,7 +297,7 @@ function reviewSpendOf(layout, jobKey2) {
       key: e.key.slice("spend:".length),
       agent: d.agent,
       costUsd: d.costUsd,
-      ...d.tokens ? { tokens: d.tokens } : {}
+      tokens: d.tokens
     });
     if (item.success) out.push(item.data);
   }
@@ -410,7 +411,7 @@ async function recordVerdictSpend(layout, loaded) {
         crewId: e.crewId,
         issueNumber: e.issueNumber,
         agent: x.agent,
-        ...x.tokens ? { tokens: x.tokens } : {}
+        tokens: x.tokens
       };
       if (await recordSpend(layout, x.key, entry)) n++;
     }
@@ -444,8 +445,10 @@ function appliedGrader(loaded, unreadable) {
     if (own instanceof Error) throw own;
     if (own) return own;
     const e = loaded.entries.get(job.jobKey);
-    if (!e) throw new Error(`no verdict for ${job.jobKey} (not claimed: a bug)`);
-    if ("error" in e) throw new Error(`the judge could not grade it: ${e.error}`);
+    if (!e)
+      throw new SchoolError(`no verdict for ${job.jobKey} (not claimed: a bug)`, { code: "grading-bug" });
+    if ("error" in e)
+      throw new SchoolError(`the judge could not grade it: ${e.error}`, { code: "judge-failed" });
     return e.verdict;
   };
 }
@@ -467,37 +470,59 @@ async function drainJob(inputs, logger, context = LOCAL_RUN) {
       logger.info(`dead letter ${d.job.jobKey} (${d.attempts} attempts): ${d.lastError ?? ""}`);
     return done({ mode: "read-only", pending: pending2, dead });
   }
-  if (inputs.mode === "judge") return judgeJob(inputs, config, logger, context);
-  const requeued = await importAndRequeue(inputs, config, layout, queue, logger);
-  const { github, feedback, delivery, merge } = githubPorts(inputs, config, layout, logger, context);
-  const { applied, verdicts } = inputs.mode === "apply" ? await verdictsToApply(inputs, layout, queue, logger) : { applied: {}, verdicts: void 0 };
-  const drained = await logger.group(
-    "Drain the grading queue",
-    () => drain({
-      config,
-      layout,
-      logger,
-      deliver: !!delivery,
-      ...inputs.limits ? { limits: inputs.limits } : {},
-      // Drain mode judges here: the evidence judge runs a patch's added tests on a clean checkout.
-      judging: { ...applied, verifyOnCleanCheckout, installedDependencies },
-      worker: { context },
-      observe: { progress: drainProgress({ logger }) }
-    })
-  );
-  const after = await logger.group(
-    "Deliver and refresh the status comments",
-    () => afterGrading({
-      config,
-      layout,
-      logger,
-      links: statusLinks(context),
-      ...github ? { github } : {},
-      ...delivery ? { delivery } : {},
-      ...feedback ? { feedback } : {},
-      ...merge ? { merge } : {}
-    })
-  );
+  if (inputs.mode === "judge") {
+    let judged;
+    await runStages("drain-grading judge", {
+      judge: /* @__PURE__ */ __name(async () => void (judged = await judgeJob(inputs, config, logger, context)), "judge")
+    });
+    return judged;
+  }
+  let requeued;
+  let drained;
+  let after;
+  let verdicts;
+  const ports = gradingPorts({
+    config,
+    layout,
+    logger,
+    actions: true,
+    repository: config.repository ?? context.repository,
+    token: inputs.tokens?.github,
+    deliveryToken: inputs.tokens?.delivery
+  });
+  if (!ports.github)
+    logger.warning("no token or repository: labels and comments stay in the outbox for a later drain");
+  await runStages("drain-grading", {
+    import: /* @__PURE__ */ __name(async () => {
+      requeued = await importAndRequeue(inputs, config, layout, queue, logger);
+    }, "import"),
+    drain: /* @__PURE__ */ __name(async () => {
+      const toApply = inputs.mode === "apply" ? await verdictsToApply(inputs, layout, queue, logger) : { applied: {}, verdicts: void 0 };
+      verdicts = toApply.verdicts;
+      drained = await logger.group(
+        "Drain the grading queue",
+        () => drain({
+          config,
+          layout,
+          logger,
+          deliver: !!ports.delivery,
+          limits: inputs.limits,
+          // Drain mode judges here: the evidence judge runs a patch's added tests on a clean checkout.
+          judging: { ...toApply.applied, verifyOnCleanCheckout, installedDependencies },
+          worker: { context },
+          observe: { progress: drainProgress({ logger }) }
+        })
+      );
+    }, "drain"),
+    // Then, once: merged or closed pull requests are the last judge, the outbox goes out, and the
+    // status comments name the verdicts and the pull requests just delivered.
+    "after-grading": /* @__PURE__ */ __name(async () => {
+      after = await logger.group(
+        "Deliver and refresh the status comments",
+        () => afterGrading({ config, layout, logger, links: statusLinks(context), ...ports })
+      );
+    }, "after-grading")
+  });
   const report = withOutbox(drained, after);
   logger.info(countsLine(report));
   const pending = pendingKeys(queue.state(), /* @__PURE__ */ new Date()).length;
@@ -512,27 +537,6 @@ async function drainJob(inputs, logger, context = LOCAL_RUN) {
   });
 }
 __name(drainJob, "drainJob");
-function githubPorts(inputs, config, layout, logger, context) {
-  const repository = config.repository ?? context.repository;
-  const { github: githubToken, delivery: deliveryToken } = inputs.tokens ?? {};
-  const client = githubToken && repository ? createGitHubClient({ token: githubToken, logger }) : void 0;
-  const github = client && repository ? octokitPort(client, repository) : void 0;
-  const feedback = client && repository ? octokitFeedback(client, repository) : void 0;
-  if (!github)
-    logger.warning("no token or repository: labels and comments stay in the outbox for a later drain");
-  const token = deliveryToken ?? githubToken;
-  const delivery = deliveryFor({
-    config,
-    layout,
-    logger,
-    actions: true,
-    ...token ? { token, pulls: pullsFor(token, logger) } : {},
-    ...repository ? { repository } : {}
-  });
-  const merge = token && repository && config.delivery.merge !== "off" ? octokitMerge(createGitHubClient({ token, logger }), repository) : void 0;
-  return { github, feedback, delivery, merge };
-}
-__name(githubPorts, "githubPorts");
 async function verdictsToApply(inputs, layout, queue, logger) {
   const now = /* @__PURE__ */ new Date();
   const state = queue.state();

@@ -1,12 +1,13 @@
 import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);
 import {
   fetchCurriculum
-} from "../chunks/chunk-4VMDVCZA.js";
-import "../chunks/chunk-PZD7SNEL.js";
+} from "../chunks/chunk-TIGRF2RZ.js";
+import "../chunks/chunk-QOCFB67V.js";
 import {
   createGitHubClient,
-  githubSource
-} from "../chunks/chunk-OM2624YG.js";
+  githubSource,
+  runStages
+} from "../chunks/chunk-A2ABCFJX.js";
 import {
   actionsLogger,
   boardSummary,
@@ -15,28 +16,31 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-U6S35LG6.js";
+} from "../chunks/chunk-GHSCIT6R.js";
+import {
+  SUMMARY_HEADER,
+  StateLayout,
+  headline,
+  summaryRows
+} from "../chunks/chunk-PBP6QD6S.js";
 import {
   ConfigError,
   LOCAL_RUN,
-  SUMMARY_HEADER,
-  StateLayout,
   auditActor,
   external_exports,
-  headline,
   parseRepository,
   resolveConfig,
-  runContextFrom,
-  summaryRows
-} from "../chunks/chunk-XWKHDMMS.js";
-import "../chunks/chunk-YI7EFUNK.js";
+  runContextFrom
+} from "../chunks/chunk-NW2M5I3Y.js";
+import "../chunks/chunk-AIZTJZ6F.js";
 import {
   info,
   setOutput
-} from "../chunks/chunk-FURAOVXR.js";
+} from "../chunks/chunk-RQGEUGTP.js";
+import "../chunks/chunk-A6TI274B.js";
 import {
   __name
-} from "../chunks/chunk-SMWPMEFL.js";
+} from "../chunks/chunk-UEX66AHT.js";
 
 // src/loop/fetch-job.ts
 async function fetchJob(inputs, logger, context = LOCAL_RUN) {
@@ -55,10 +59,15 @@ async function fetchJob(inputs, logger, context = LOCAL_RUN) {
     source = githubSource(createGitHubClient({ token: inputs.token, logger }), repo);
   }
   const layout = new StateLayout(config.stateDir, auditActor(context));
-  const result = await logger.group(
-    "Fetch the curriculum",
-    () => fetchCurriculum({ layout, config, source, labels: inputs.labels, logger })
-  );
+  let result;
+  await runStages("fetch-curriculum", {
+    fetch: /* @__PURE__ */ __name(async () => {
+      result = await logger.group(
+        "Fetch the curriculum",
+        () => fetchCurriculum({ layout, config, source, labels: inputs.labels, logger })
+      );
+    }, "fetch")
+  });
   return { config, layout, result };
 }
 __name(fetchJob, "fetchJob");
