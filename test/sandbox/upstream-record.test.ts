@@ -15,6 +15,12 @@ const NOW = new Date('2026-12-01T10:00:00.000Z');
 const body = (v: unknown) => Buffer.from(JSON.stringify(v));
 const answer = (status: number, headers: Record<string, string>, b?: unknown) =>
   readAnswer({ status, path: '/v1/messages', headers, ...(b ? { body: body(b) } : {}) }, NOW);
+const invalidRequest = (message: string) => ({
+  type: 'error',
+  error: { type: 'invalid_request_error', message },
+});
+const LIMIT_400 =
+  'You have reached your specified API usage limits. You will regain access on 2026-12-02 at 00:00 UTC.';
 
 describe('what an upstream answer says', () => {
   it('a subscription window past its limit: usage, reset from anthropic-ratelimit-unified-reset', () => {
@@ -72,33 +78,13 @@ describe('what an upstream answer says', () => {
   });
 
   it('a 400 is a usage limit only in the API’s own words, never in an echo of what was sent', () => {
-    expect(
-      answer(
-        400,
-        {},
-        {
-          type: 'error',
-          error: {
-            type: 'invalid_request_error',
-            message:
-              'You have reached your specified API usage limits. You will regain access on 2026-12-02 at 00:00 UTC.',
-          },
-        },
-      ),
-    ).toMatchObject({ kind: 'usage', resetAt: '2026-12-02T00:00:00.000Z' });
+    expect(answer(400, {}, invalidRequest(LIMIT_400))).toMatchObject({
+      kind: 'usage',
+      resetAt: '2026-12-02T00:00:00.000Z',
+    });
     // A model name a student sent, echoed back by the API, says nothing about a limit.
     expect(
-      answer(
-        400,
-        {},
-        {
-          type: 'error',
-          error: {
-            type: 'invalid_request_error',
-            message: 'model: You have reached your specified API usage limits',
-          },
-        },
-      ).kind,
+      answer(400, {}, invalidRequest('model: You have reached your specified API usage limits')).kind,
     ).toBeUndefined();
     expect(answer(402, {}, { type: 'error', error: { type: 'billing_error' } }).kind).toBe('usage');
   });
