@@ -1,30 +1,11 @@
-import { cpSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LISTED_ITEMS } from '../../src/board/model.js';
 import { actionSummaryMarkdown } from '../../src/board/summary.js';
 import { renderTerminal } from '../../src/board/terminal.js';
 import { buildView } from '../../src/board/view.js';
-import { StateLayout } from '../../src/state/layout.js';
-import { tempDir } from '../support/tmp.js';
-import { NOW, PLANTED, fixtureConfig, writeKnownSchool } from './fixture.js';
+import { NOW, PLANTED, knownSchoolCopies } from './fixture.js';
 
-let dir: { path: string; cleanup(): void };
-const template = tempDir('board-abridged-template-');
-beforeAll(async () => {
-  await writeKnownSchool(join(template.path, 'state'));
-});
-afterAll(() => template.cleanup());
-beforeEach(() => {
-  dir = tempDir('board-abridged-');
-});
-afterEach(() => dir.cleanup());
-
-function knownSchool() {
-  const stateDir = join(dir.path, 'state');
-  cpSync(join(template.path, 'state'), stateDir, { recursive: true });
-  return { layout: new StateLayout(stateDir), config: fixtureConfig(stateDir) };
-}
+const { copy: knownSchool } = knownSchoolCopies('board-abridged-');
 
 describe('an abridged view (school status, job summaries)', () => {
   it('is the full view with each lane cut to its oldest items, the same counts, and no timeline bars', () => {

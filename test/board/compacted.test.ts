@@ -1,6 +1,6 @@
-import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compact } from '../../src/checkpoint/compact.js';
 import { buildView } from '../../src/board/view.js';
 import { issueStates } from '../../src/dispatch/logs/history.js';
@@ -9,8 +9,7 @@ import { verdicts } from '../../src/board/lanes.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { writeFileAtomic } from '../../src/state/atomic.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { tempDir } from '../support/tmp.js';
-import { EXPECTED_COUNTS, NOW, fixtureConfig, writeKnownSchool } from './fixture.js';
+import { EXPECTED_COUNTS, NOW, fixtureConfig, knownSchoolCopies } from './fixture.js';
 
 /**
  * A checkpoint compacts history away; what the school knows about its open issues must survive.
@@ -19,22 +18,7 @@ import { EXPECTED_COUNTS, NOW, fixtureConfig, writeKnownSchool } from './fixture
  * issue the same (its repair rule reads the verdicts of the issue's last runs). A closed issue
  * (no longer in the curriculum) leaves with its history.
  */
-let dir: { path: string; cleanup(): void };
-const template = tempDir('board-compacted-template-');
-beforeAll(async () => {
-  await writeKnownSchool(join(template.path, 'state'));
-});
-afterAll(() => template.cleanup());
-beforeEach(() => {
-  dir = tempDir('board-compacted-');
-});
-afterEach(() => dir.cleanup());
-
-function knownSchool() {
-  const stateDir = join(dir.path, 'state');
-  cpSync(join(template.path, 'state'), stateDir, { recursive: true });
-  return { layout: new StateLayout(stateDir), config: fixtureConfig(stateDir) };
-}
+const { copy: knownSchool } = knownSchoolCopies('board-compacted-');
 
 /** Compacts every file of the state directory at `horizon` and writes back what changed. */
 function compactAll(layout: StateLayout, horizon: Date): void {

@@ -1,6 +1,8 @@
 import { curriculumItem as baseItem } from '../support/items.js';
-import { writeFileSync, mkdirSync } from 'node:fs';
-import { vi } from 'vitest';
+import { tempDir } from '../support/tmp.js';
+import { cpSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, vi } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import type { SchoolConfig } from '../../src/config/schema.js';
 import { enqueueGradingJob } from '../../src/grading/enqueue.js';
@@ -421,4 +423,37 @@ export async function writeKnownSchool(
   await w.score('c6-00000006', 6, 'bob', 'cli', 1, 0.8, true, 105);
   await w.score('c7-00000007', 7, 'bob', 'web', 2, 0, false, 100);
   return { layout, config };
+}
+
+/**
+ * Private copies of the known school, one directory a test: registers the file's hooks (the school
+ * is written once into a template, each test gets a fresh directory) and returns `copy(name)`, which
+ * copies the template to `<test dir>/<name>`, and `dir()`, the current test's directory.
+ */
+export function knownSchoolCopies(prefix: string): {
+  dir(): string;
+  copy(name?: string): { stateDir: string; layout: StateLayout; config: SchoolConfig };
+} {
+  let dir: { path: string; cleanup(): void } | undefined;
+  const template = tempDir(`${prefix}template-`);
+  beforeAll(async () => {
+    await writeKnownSchool(join(template.path, 'state'));
+  });
+  afterAll(() => template.cleanup());
+  beforeEach(() => {
+    dir = tempDir(prefix);
+  });
+  afterEach(() => dir?.cleanup());
+  const current = () => {
+    if (!dir) throw new Error('knownSchoolCopies: a copy is made inside a test');
+    return dir.path;
+  };
+  return {
+    dir: current,
+    copy(name = 'state') {
+      const stateDir = join(current(), name);
+      cpSync(join(template.path, 'state'), stateDir, { recursive: true });
+      return { stateDir, layout: new StateLayout(stateDir), config: fixtureConfig(stateDir) };
+    },
+  };
 }

@@ -1,6 +1,5 @@
 import {
   appendFileSync,
-  cpSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -12,7 +11,7 @@ import {
 } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TAIL_LIMIT } from '../../src/board/board-fold.js';
 import { foldBodySchema, readFoldCache, writeFoldCache, type FoldBody } from '../../src/board/fold-cache.js';
 import { buildView } from '../../src/board/view.js';
@@ -24,31 +23,19 @@ import { recordSpend } from '../../src/dispatch/gates/spend.js';
 import type { OutboxEvent } from '../../src/outbox/outbox.js';
 import { writeFileAtomic } from '../../src/state/atomic.js';
 import { EventLog, event, type StateEvent } from '../../src/state/event-log.js';
-import { StateLayout, VIEW_FILES } from '../../src/state/layout.js';
-import { tempDir } from '../support/tmp.js';
-import { EXPECTED_COUNTS, NOW, StateWriter, fixtureConfig, verdict, writeKnownSchool } from './fixture.js';
+import { VIEW_FILES } from '../../src/state/layout.js';
+import { EXPECTED_COUNTS, NOW, StateWriter, verdict, knownSchoolCopies } from './fixture.js';
 
 /**
  * The board's persisted fold (src/board/board-fold.ts) against the only thing that matters: the
  * view built from it is byte for byte the view a fold from scratch builds, whatever happened to
  * the logs or to the persisted file in between.
  */
-let dir: { path: string; cleanup(): void };
-const template = tempDir('board-fold-template-');
-beforeAll(async () => {
-  await writeKnownSchool(join(template.path, 'state'));
-});
-afterAll(() => template.cleanup());
-beforeEach(() => {
-  dir = tempDir('board-fold-');
-});
-afterEach(() => dir.cleanup());
+const copies = knownSchoolCopies('board-fold-');
 
 function knownSchool(name = 'state') {
-  const stateDir = join(dir.path, name);
-  cpSync(join(template.path, 'state'), stateDir, { recursive: true });
-  const layout = new StateLayout(stateDir);
-  return { layout, config: fixtureConfig(stateDir), persisted: layout.view(VIEW_FILES.boardFold) };
+  const { layout, config } = copies.copy(name);
+  return { layout, config, persisted: layout.view(VIEW_FILES.boardFold) };
 }
 
 type School = ReturnType<typeof knownSchool>;
@@ -461,7 +448,7 @@ describe('the persisted fold', () => {
     { timeout: 300_000 },
     async () => {
       const s = knownSchool();
-      const configFile = join(dir.path, 'school.yml');
+      const configFile = join(copies.dir(), 'school.yml');
       writeFileSync(
         configFile,
         JSON.stringify({

@@ -1,6 +1,6 @@
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildView } from '../../src/board/view.js';
 import { renderTerminal } from '../../src/board/terminal.js';
 import { renderHtml } from '../../src/board/html.js';
@@ -8,30 +8,15 @@ import { actionSummaryMarkdown, boardMarkdown, laneRows } from '../../src/board/
 import { LANES } from '../../src/board/model.js';
 import { requeueIssue } from '../../src/dispatch/gates/pause.js';
 import { registerSecret } from '../../src/security/redact.js';
-import { tempDir } from '../support/tmp.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { EXPECTED_COUNTS, NOW, PLANTED, fixtureConfig, writeKnownSchool } from './fixture.js';
-
-let dir: { path: string; cleanup(): void };
-const template = tempDir('board-template-');
-beforeAll(async () => {
-  await writeKnownSchool(join(template.path, 'state'));
-});
-afterAll(() => template.cleanup());
-beforeEach(() => {
-  dir = tempDir('board-view-');
-});
-afterEach(() => dir.cleanup());
+import { EXPECTED_COUNTS, NOW, PLANTED, fixtureConfig, knownSchoolCopies } from './fixture.js';
 
 /** A private copy of the known school (written once with the real writers) for one test. */
-async function knownSchool(stateDir: string) {
-  cpSync(join(template.path, 'state'), stateDir, { recursive: true });
-  return { layout: new StateLayout(stateDir), config: fixtureConfig(stateDir) };
-}
+const copies = knownSchoolCopies('board-view-');
 
 describe('buildView over a known state directory', () => {
   it('puts every issue in exactly one lane with the expected counts', async () => {
-    const { layout, config } = await knownSchool(join(dir.path, 'state'));
+    const { layout, config } = copies.copy();
     const view = buildView(layout, config, NOW);
     expect(view.healthy).toBe(true);
     expect(view.counts).toEqual(EXPECTED_COUNTS);
@@ -64,7 +49,7 @@ describe('buildView over a known state directory', () => {
   });
 
   it('ranks the leaderboard by score, then graded count, and keeps domain × difficulty cells', async () => {
-    const { layout, config } = await knownSchool(join(dir.path, 'state'));
+    const { layout, config } = copies.copy();
     const view = buildView(layout, config, NOW);
     expect(view.leaderboard.overall.map((r) => [r.rank, r.agent, r.count])).toEqual([
       [1, 'ada', 1],
@@ -79,7 +64,7 @@ describe('buildView over a known state directory', () => {
   });
 
   it('reports load, roster, timeline, queue depth, spend and pauses from the same state', async () => {
-    const { layout, config } = await knownSchool(join(dir.path, 'state'));
+    const { layout, config } = copies.copy();
     const view = buildView(layout, config, NOW);
     const alpha = view.daemons.find((d) => d.id === 'alpha')!;
     const beta = view.daemons.find((d) => d.id === 'beta')!;
@@ -115,7 +100,7 @@ describe('buildView over a known state directory', () => {
   });
 
   it('redacts a token planted in an issue title in the view, the terminal, the HTML and the summary', async () => {
-    const { layout, config } = await knownSchool(join(dir.path, 'state'));
+    const { layout, config } = copies.copy();
     // The planted title reached the state file unredacted (as a restored or foreign file might hold it).
     expect(readFileSync(layout.file('curriculum'), 'utf8')).toContain(PLANTED);
     const view = buildView(layout, config, NOW);
@@ -134,7 +119,7 @@ describe('buildView over a known state directory', () => {
   });
 
   it('redacts a registered secret that is not token-shaped', async () => {
-    const { layout, config } = await knownSchool(join(dir.path, 'state'));
+    const { layout, config } = copies.copy();
     registerSecret('hunter2-board-secret');
     // Written raw: the log's own writer would already have redacted it.
     appendFileSync(
@@ -154,7 +139,7 @@ describe('buildView over a known state directory', () => {
 
 describe('a requeued issue', () => {
   it('leaves the stopped lane when `school requeue` forgets its failed runs, as planning does', async () => {
-    const { layout, config } = await knownSchool(join(dir.path, 'state'));
+    const { layout, config } = copies.copy();
     expect(buildView(layout, config, NOW).counts.stopped).toBe(1);
     await requeueIssue(layout, 9, 'the flaky test was fixed', NOW);
     const view = buildView(layout, config, NOW);
@@ -168,7 +153,7 @@ describe('a requeued issue', () => {
 
 describe('the HTML report is self-contained', () => {
   it('references nothing outside the file: no URL, no src/href, no script, no @import or url()', async () => {
-    const { layout, config } = await knownSchool(join(dir.path, 'state'));
+    const { layout, config } = copies.copy();
     const html = renderHtml(buildView(layout, config, NOW));
     expect(html).not.toMatch(/https?:|\/\/[a-z]|\bsrc=|\bhref=|@import|url\(|<script|<link|<img|<iframe/i);
     expect(html).toContain("default-src 'none'");
@@ -180,7 +165,7 @@ describe('the HTML report is self-contained', () => {
 
 describe('corrupt state', () => {
   it('shows an error lane with the quarantine path instead of crashing or an empty school', async () => {
-    const { layout, config } = await knownSchool(join(dir.path, 'state'));
+    const { layout, config } = copies.copy();
     const crews = layout.file('crews');
     const lines = readFileSync(crews, 'utf8').split('\n');
     lines.splice(3, 0, '{"key": "broken", "type": "crew.pla');
@@ -211,7 +196,7 @@ describe('corrupt state', () => {
   });
 
   it('reports curriculum records that do not match the schema without dropping the rest', async () => {
-    const { layout, config } = await knownSchool(join(dir.path, 'state'));
+    const { layout, config } = copies.copy();
     appendFileSync(layout.file('curriculum'), JSON.stringify({ number: 'thirteen' }) + '\n');
     const view = buildView(layout, config, NOW);
     expect(view.problems.map((p) => p.file)).toEqual(['curriculum.jsonl']);
@@ -219,7 +204,7 @@ describe('corrupt state', () => {
   });
 
   it('an absent state directory is an empty, healthy board', () => {
-    const stateDir = join(dir.path, 'never-written');
+    const stateDir = join(copies.dir(), 'never-written');
     const view = buildView(new StateLayout(stateDir), fixtureConfig(stateDir), NOW);
     expect(view.healthy).toBe(true);
     expect(Object.values(view.counts).every((n) => n === 0)).toBe(true);
@@ -233,7 +218,7 @@ describe('corrupt state', () => {
 
 describe('summaries render the same numbers', () => {
   it('lane rows and Markdown carry the view counts, escaped', async () => {
-    const { layout, config } = await knownSchool(join(dir.path, 'state'));
+    const { layout, config } = copies.copy();
     const view = buildView(layout, config, NOW);
     const rows = laneRows(view);
     expect(rows.slice(1).map((r) => [r[0], r[1]])).toEqual(view.lanes.map((l) => [l.label, String(l.count)]));
