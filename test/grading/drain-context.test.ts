@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { drain } from '../../src/grading/drain.js';
 import { silentLogger } from '../../src/log.js';
 import { runContextFrom } from '../../src/process/run-context.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
+import { tempDir, worktreeDiff } from '../support/tmp.js';
+import { sealedRepo } from '../support/sealed-repo.js';
 import { config, enqueueMany, writeBookbag } from './helpers.js';
 
 /**
@@ -37,18 +38,17 @@ let empty: string;
 const diffOf = (file: string, text: string) => worktreeDiff(repo, baseSha, { [file]: text });
 
 beforeAll(() => {
-  repo = initRepo(join(tmp.path, 'repo'), { 'src/sum.mjs': BUGGY, 'README.md': '# r\n' });
-  baseSha = git(repo, 'rev-parse', 'HEAD');
-  suite = join(tmp.path, 'suite');
-  mkdirSync(suite, { recursive: true });
-  writeFileSync(
-    join(suite, 'check.mjs'),
-    [
-      "const { sum } = await import(process.cwd() + '/src/sum.mjs');",
-      'process.exit(sum(2, 3) === 5 ? 0 : 1);',
-      '',
-    ].join('\n'),
-  );
+  ({ repo, baseSha, suite } = sealedRepo(
+    tmp.path,
+    { 'src/sum.mjs': BUGGY, 'README.md': '# r\n' },
+    {
+      'check.mjs': [
+        "const { sum } = await import(process.cwd() + '/src/sum.mjs');",
+        'process.exit(sum(2, 3) === 5 ? 0 : 1);',
+        '',
+      ],
+    },
+  ));
   fixed = diffOf('src/sum.mjs', FIXED);
   unfixed = diffOf('README.md', '# r\n\nSums two numbers.\n');
 

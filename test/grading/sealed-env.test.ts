@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runSealedTests } from '../../src/grading/sealed.js';
 import type { Bookbag } from '../../src/bookbag/schema.js';
-import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
+import { tempDir, worktreeDiff } from '../support/tmp.js';
+import { sealedRepo } from '../support/sealed-repo.js';
 import { envForEachTest } from '../support/host.js';
 
 /**
@@ -27,20 +28,19 @@ let baseSha: string;
 let suite: string;
 
 beforeAll(() => {
-  repo = initRepo(join(tmp.path, 'repo'), { 'src/sum.mjs': 'export const sum = (a, b) => a - b;\n' });
-  baseSha = git(repo, 'rev-parse', 'HEAD');
-  suite = join(tmp.path, 'suite');
-  mkdirSync(suite, { recursive: true });
-  writeFileSync(
-    join(suite, 'check.mjs'),
-    [
-      "import { writeFileSync } from 'node:fs';",
-      'writeFileSync(process.argv[2], JSON.stringify(process.env));',
-      "const { sum } = await import(process.cwd() + '/src/sum.mjs');",
-      'if (sum(2, 3) !== 5) process.exit(1);',
-      '',
-    ].join('\n'),
-  );
+  ({ repo, baseSha, suite } = sealedRepo(
+    tmp.path,
+    { 'src/sum.mjs': 'export const sum = (a, b) => a - b;\n' },
+    {
+      'check.mjs': [
+        "import { writeFileSync } from 'node:fs';",
+        'writeFileSync(process.argv[2], JSON.stringify(process.env));',
+        "const { sum } = await import(process.cwd() + '/src/sum.mjs');",
+        'if (sum(2, 3) !== 5) process.exit(1);',
+        '',
+      ],
+    },
+  ));
 });
 
 const diffOf = (text: string) => worktreeDiff(repo, baseSha, { 'src/sum.mjs': text });

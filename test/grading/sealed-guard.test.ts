@@ -8,7 +8,8 @@ import { StateLayout } from '../../src/state/layout.js';
 import { reviewerReasons } from '../../src/crew/run/continuity.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { verifyOnCleanCheckout } from '../../src/crew/checkout/clean-checkout.js';
-import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
+import { git, tempDir, worktreeDiff } from '../support/tmp.js';
+import { sealedRepo } from '../support/sealed-repo.js';
 import { config, enqueueMany, writeBookbag } from './helpers.js';
 
 /**
@@ -62,26 +63,26 @@ const diffs = {} as Record<Student, string>;
 const diffOf = (text: string) => worktreeDiff(repo, baseSha, { 'src/bug.mjs': text });
 
 beforeAll(() => {
-  repo = initRepo(join(tmp.path, 'repo'), {
-    'src/bug.mjs': BUGGY,
-    'package.json': '{"type":"module"}\n',
-    'README.md': '# r\n',
-  });
-  baseSha = git(repo, 'rev-parse', 'HEAD');
-  suite = join(tmp.path, 'sealed');
-  mkdirSync(suite, { recursive: true });
-  writeFileSync(
-    join(suite, 'answer.test.mjs'),
-    [
-      "import { test } from 'node:test';",
-      "import assert from 'node:assert/strict';",
-      "const { answer } = await import(process.cwd() + '/src/bug.mjs');",
-      `// ${MARK}`,
-      "test('answer is 42', () => assert.strictEqual(answer(), 42));",
-      "test('answer is a number', () => assert.equal(typeof answer(), 'number'));",
-      '',
-    ].join('\n'),
-  );
+  ({ repo, baseSha, suite } = sealedRepo(
+    tmp.path,
+    {
+      'src/bug.mjs': BUGGY,
+      'package.json': '{"type":"module"}\n',
+      'README.md': '# r\n',
+    },
+    {
+      'answer.test.mjs': [
+        "import { test } from 'node:test';",
+        "import assert from 'node:assert/strict';",
+        "const { answer } = await import(process.cwd() + '/src/bug.mjs');",
+        `// ${MARK}`,
+        "test('answer is 42', () => assert.strictEqual(answer(), 42));",
+        "test('answer is a number', () => assert.equal(typeof answer(), 'number'));",
+        '',
+      ],
+    },
+    'sealed',
+  ));
   for (const s of Object.keys(STUDENTS) as Student[]) diffs[s] = diffOf(STUDENTS[s]);
 });
 

@@ -8,7 +8,8 @@ import { runSealedTests } from '../../src/grading/sealed.js';
 import { silentLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import type { Bookbag } from '../../src/bookbag/schema.js';
-import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
+import { git, tempDir, worktreeDiff } from '../support/tmp.js';
+import { sealedRepo } from '../support/sealed-repo.js';
 import { config, enqueueMany, writeBookbag } from './helpers.js';
 
 /**
@@ -48,28 +49,27 @@ const diffs: Record<'fixed' | 'exitAtImport' | 'exitWhenCalled', string> = {
 const diffOf = (text: string) => worktreeDiff(repo, baseSha, { 'src/sum.mjs': text });
 
 beforeAll(() => {
-  repo = initRepo(join(tmp.path, 'repo'), { 'src/sum.mjs': BUGGY, 'README.md': '# r\n' });
-  baseSha = git(repo, 'rev-parse', 'HEAD');
-  suite = join(tmp.path, 'suite');
-  mkdirSync(suite, { recursive: true });
-  writeFileSync(
-    join(suite, 'sum.test.mjs'),
-    [
-      "import { test, describe } from 'node:test';",
-      "import assert from 'node:assert/strict';",
-      "const { sum } = await import(process.cwd() + '/src/sum.mjs');",
-      "test('module loads', () => assert.equal(typeof sum, 'function'));",
-      "describe('sum', () => {",
-      // A suite with a slow test: what came before it has reported by the time it calls sum().
-      "  test('adds small numbers', async () => {",
-      '    await new Promise((r) => setTimeout(r, 200));',
-      '    assert.equal(sum(2, 3), 5);',
-      '  });',
-      "  test('adds negatives', () => assert.equal(sum(-2, -3), -5));",
-      '});',
-      '',
-    ].join('\n'),
-  );
+  ({ repo, baseSha, suite } = sealedRepo(
+    tmp.path,
+    { 'src/sum.mjs': BUGGY, 'README.md': '# r\n' },
+    {
+      'sum.test.mjs': [
+        "import { test, describe } from 'node:test';",
+        "import assert from 'node:assert/strict';",
+        "const { sum } = await import(process.cwd() + '/src/sum.mjs');",
+        "test('module loads', () => assert.equal(typeof sum, 'function'));",
+        "describe('sum', () => {",
+        // A suite with a slow test: what came before it has reported by the time it calls sum().
+        "  test('adds small numbers', async () => {",
+        '    await new Promise((r) => setTimeout(r, 200));',
+        '    assert.equal(sum(2, 3), 5);',
+        '  });',
+        "  test('adds negatives', () => assert.equal(sum(-2, -3), -5));",
+        '});',
+        '',
+      ],
+    },
+  ));
   // A runner of its own that writes JUnit XML to the path it is given: the `junit` format.
   writeFileSync(
     join(suite, 'run.mjs'),
