@@ -56,7 +56,7 @@ export async function commitPatch(c: CommitInput): Promise<string> {
     // A shallow checkout (the grade job's) may lack the crew's base: fetch exactly that commit.
     await gitOut(['fetch', '--no-tags', '--depth=1', 'origin', c.baseSha], {
       cwd: c.repoPath,
-      ...(c.auth ? { auth: c.auth } : {}),
+      auth: c.auth,
     });
   }
   const dir = mkdtempSync(join(tmpdir(), 'school-delivery-'));

@@ -112,7 +112,7 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
         message: commitMessage(record, title),
         author: d.author,
         date,
-        ...(o.gitAuth ? { auth: o.gitAuth } : {}),
+        auth: o.gitAuth,
       }).catch(async (e: unknown) => {
         // The commit does not hold what the student's worktree held: the school's error, said so.
         if (e instanceof DeliveredTreeError) await alert(o.layout, req, 'patch-integrity', e.message);
@@ -135,7 +135,7 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
         branch,
         sha,
         date,
-        ...(o.gitAuth ? { auth: o.gitAuth } : {}),
+        auth: o.gitAuth,
       });
       const body = pullRequestBody(record, req.verdict, { closeIssue: d.closeIssue, branch, sha });
       const pr = await ensurePullRequest(o.pulls, {

@@ -77,7 +77,7 @@ async function ensureCommits(
   const shallow = (await out(['rev-parse', '--is-shallow-repository'], { cwd: repoPath })).trim() === 'true';
   await out(['fetch', '--no-tags', ...(shallow ? ['--unshallow'] : []), 'origin', ...missing], {
     cwd: repoPath,
-    ...(auth ? { auth } : {}),
+    auth,
   });
 }
 

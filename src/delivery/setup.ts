@@ -34,8 +34,8 @@ export function deliveryFor(o: {
     config: o.config,
     layout: o.layout,
     mode,
-    ...(mode === 'pull-request' && o.pulls && repository ? { pulls: o.pulls(repository) } : {}),
-    ...(o.token ? { gitAuth: authEnv(o.token) } : {}),
+    pulls: mode === 'pull-request' && repository ? o.pulls?.(repository) : undefined,
+    gitAuth: o.token ? authEnv(o.token) : undefined,
     issueTitle: issueTitles(o.layout),
   });
 }
