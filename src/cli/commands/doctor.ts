@@ -34,7 +34,7 @@ export const doctorCommand: Command = {
     const configPath = values.config ?? (existsSync('school.yml') ? 'school.yml' : undefined);
     const r = await runDoctor({
       ...(configPath ? { configPath } : {}),
-      ...(values.daemon ? { daemon: values.daemon } : {}),
+      daemon: values.daemon,
       runnerRoots: values['runner-dir'] ? [values['runner-dir']] : runnerRoots(),
     });
     if (values.summary)

@@ -321,7 +321,7 @@ export const initCommand: Command = {
     const remote = await originOf(top);
     const cloud = !remote || /(^|\.)github\.com$|\.ghe\.com$/.test(new URL(remote.server).host);
     const hosted = !values['self-hosted'] && cloud;
-    const text = renderInit({ ...(verify ? { verify } : {}), ...found, hosted });
+    const text = renderInit({ verify, ...found, hosted });
     const config = parseConfig(parseYaml(text), 'the generated school.yml'); // never write a file the school refuses
     const configPath = relative(top, target).split(sep).join('/');
     // Checked before anything is written: a pin to nothing is refused here, not on the first run.
@@ -342,8 +342,8 @@ export const initCommand: Command = {
     const lines = nextSteps({
       config,
       files: [target, workflow, relay],
-      ...(verify ? { verify } : {}),
-      ...(remote ? { remote } : {}),
+      verify,
+      remote,
     });
     const pin = pinned.checked
       ? `The loop is pinned to ${toolkit}@${ref} (it exists on GitHub).`
