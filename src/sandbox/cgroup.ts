@@ -44,7 +44,7 @@ export function parseProcCgroup(text: string): { unified?: string; v1: Map<strin
     if (m[1] === '0' && m[2] === '') unified = m[3]!;
     else for (const c of m[2]!.split(',')) if (c) v1.set(c, m[3]!);
   }
-  return { ...(unified !== undefined ? { unified } : {}), v1 };
+  return { unified, v1 };
 }
 
 /** /proc/self/mountinfo's cgroup mounts: the cgroup2 one, and each v1 controller's. */
@@ -64,7 +64,7 @@ export function parseMountinfo(text: string): { cgroup2?: Mount; v1: Map<string,
       for (const o of (f[dash + 3] ?? '').split(','))
         if (CONTROLLERS.includes(o as Controller)) v1.set(o, at);
   }
-  return { ...(cgroup2 ? { cgroup2 } : {}), v1 };
+  return { cgroup2, v1 };
 }
 
 /** The directory of cgroup `path` under a mount whose root is `m.root`; undefined when it is not under it. */

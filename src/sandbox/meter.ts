@@ -119,7 +119,7 @@ export class UsageReader {
     } else this.readJson();
     if (!this.tokens) return undefined;
     const model = this.model ?? this.requestModel;
-    return { api: this.api, path: this.path.slice(0, 200), ...(model ? { model } : {}), ...this.tokens };
+    return { api: this.api, path: this.path.slice(0, 200), model, ...this.tokens };
   }
 
   private onLine(line: string): void {

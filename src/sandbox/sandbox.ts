@@ -173,7 +173,7 @@ export class Sandbox {
       tmp,
       network,
       tmpfsBytes: this.limits.tmpfsBytes(),
-      ...(this.limits.tmpBytes() ? { tmpBytes: this.limits.tmpBytes() } : {}),
+      tmpBytes: this.limits.tmpBytes(),
     };
     return {
       argv: this.limits.wrap([this.bwrap(), ...bwrapArgs(confinement, inner)]),
