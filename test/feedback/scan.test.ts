@@ -7,6 +7,7 @@ import { scanFeedback, schoolCommand, type Delivered, type ScanOptions } from '.
 import { deliveredPullRequests } from '../../src/feedback/watch.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { recordDelivered } from '../support/deliveries.js';
+import { feedbackScanner } from '../support/feedback-scan.js';
 import { GitHubFake } from '../support/github-fake.js';
 import { tempDir } from '../support/tmp.js';
 
@@ -256,28 +257,9 @@ describe('finding feedback within the API budget (item 7)', () => {
     const pr = fake.openPull({ head: `school/issue-${issue.number}`, headSha: sha });
     const delivered: Delivered[] = [{ issue: issue.number, pr, crewId: 'crew-a', sha }];
     const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
-    let state: FeedbackState = feedbackFold.empty();
-    const scan = async () => {
-      const r = await scanFeedback({
-        port: octokitFeedback(client, 'o/r'),
-        state,
-        delivered,
-        collect: 'all',
-        trust: parseConfig({}).curriculum.trust,
-        bots: [],
-        firstSince: '2026-02-01T00:00:00Z',
-        now: new Date(),
-      });
-      for (const e of r.events) state = feedbackFold.apply(state, e);
-      for (const f of r.feedback)
-        state = feedbackFold.apply(state, {
-          type: 'feedback.received',
-          key: f.id,
-          at: new Date().toISOString(),
-          data: f,
-        } as never);
-      return r;
-    };
+    const { scan } = feedbackScanner(client, delivered, () => ({ firstSince: '2026-02-01T00:00:00Z' }), {
+      received: true,
+    });
     expect((await scan()).feedback).toEqual([]);
     fake.addCommentAs(pr, '/school rename the helper', 'owner1', 'OWNER');
     const second = await scan();

@@ -22,6 +22,12 @@ afterEach(() => tmp.cleanup());
 const base = Date.parse('2026-03-01T10:00:00.000Z');
 const at = (ms: number) => () => new Date(base + ms);
 
+type DrainOptions = Parameters<typeof drain>[0];
+type Grade = NonNullable<NonNullable<DrainOptions['judging']>['grade']>;
+/** One drain of this file's queue at `ms` after the base time, judging with `grade`. */
+const drainAt = (ms: number, grade: Grade = fastGrade) =>
+  drain({ config: cfg, layout, logger: silentLogger, now: at(ms), judging: { grade } });
+
 describe('grading queue', () => {
   it('grades a job delivered twice once, and the score does not move the second time', async () => {
     const j = job(7, 'crew-a');
@@ -44,22 +50,10 @@ describe('grading queue', () => {
     const ledger = new ScoreLedger(layout);
     expect(ledger.state().agents.alpha).toEqual({ ema: 1, count: 1, accepted: 1 });
     // Within the lease nobody else takes it…
-    const early = await drain({
-      config: cfg,
-      layout,
-      logger: silentLogger,
-      now: at(30_000),
-      judging: { grade: fastGrade },
-    });
+    const early = await drainAt(30_000);
     expect(early.snapshot).toBe(0);
     // …after it, the job is delivered again and graded; the ledger key keeps the score single.
-    const second = await drain({
-      config: cfg,
-      layout,
-      logger: silentLogger,
-      now: at(61_000),
-      judging: { grade: fastGrade },
-    });
+    const second = await drainAt(61_000);
     expect(second.accepted).toBe(1);
     expect(ledger.state().agents.alpha).toEqual({ ema: 1, count: 1, accepted: 1 });
     const again = await ledger.apply(
@@ -82,13 +76,7 @@ describe('grading queue', () => {
     const q = new GradingQueue(layout).state().jobs[j.jobKey]!;
     expect(q.status).toBe('graded');
     expect(q.attempts).toBe(1); // the lost drain counts as a failed attempt
-    const third = await drain({
-      config: cfg,
-      layout,
-      logger: silentLogger,
-      now: at(200_000),
-      judging: { grade: fastGrade },
-    });
+    const third = await drainAt(200_000);
     expect(third.snapshot).toBe(0);
   });
 
@@ -102,15 +90,7 @@ describe('grading queue', () => {
     };
     const runs = [];
     for (let i = 0; i < 3; i++) {
-      runs.push(
-        await drain({
-          config: cfg,
-          layout,
-          logger: silentLogger,
-          now: at(i * 1000),
-          judging: { grade: failing },
-        }),
-      );
+      runs.push(await drainAt(i * 1000, failing));
     }
     expect(calls).toBe(3); // at most once per drain
     expect(runs.map((r) => [r.failed, r.deadLettered])).toEqual([
@@ -127,13 +107,7 @@ describe('grading queue', () => {
     expect(dead!.lastError!.length).toBeLessThanOrEqual(MAX_ERROR_LENGTH);
     expect(readFileSync(layout.file('grading'), 'utf8')).not.toContain(secret);
 
-    const idle = await drain({
-      config: cfg,
-      layout,
-      logger: silentLogger,
-      now: at(10_000_000),
-      judging: { grade: failing },
-    });
+    const idle = await drainAt(10_000_000, failing);
     expect(idle.snapshot).toBe(0);
     expect(calls).toBe(3);
 
@@ -144,13 +118,7 @@ describe('grading queue', () => {
     await expect(queue.requeue('grade:3:crew-x')).rejects.toThrow(/is pending, not a dead letter/);
     await expect(queue.requeue('grade:9:nope')).rejects.toThrow(/no grading job "grade:9:nope"/);
 
-    const after = await drain({
-      config: cfg,
-      layout,
-      logger: silentLogger,
-      now: at(20_000),
-      judging: { grade: fastGrade },
-    });
+    const after = await drainAt(20_000);
     expect(after.accepted).toBe(1);
     const state = queue.state().jobs['grade:3:crew-x']!;
     expect(state.status).toBe('graded');
