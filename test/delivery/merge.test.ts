@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildView } from '../../src/board/view.js';
 import { bookbagSchema } from '../../src/bookbag/schema.js';
@@ -11,9 +11,9 @@ import { octokitMerge } from '../../src/github/pulls-port.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { GitHubFake } from '../support/github-fake.js';
-import { git, tempDir } from '../support/tmp.js';
+import { tempDir } from '../support/tmp.js';
+import { mergeSchool } from '../support/merge-school.js';
 import { gitOut } from './helpers.js';
-import { fakeClient, headOnOrigin, loopConfig, loopCycle, loopRepo } from '../support/loop-on-github.js';
 
 /**
  * The guarded merge and verdicts bound to the judged commit (docs/delivery.md, "Merging"), the way
@@ -25,74 +25,9 @@ import { fakeClient, headOnOrigin, loopConfig, loopCycle, loopRepo } from '../su
 const tmp = tempDir('school-merge-');
 afterAll(() => tmp.cleanup());
 
-/** Writes the helper and its test; told that someone pushed, it finishes their work on top. */
-const STUDENT = `
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-const brief = readFileSync(process.argv[2], 'utf8');
-const wt = process.env.SCHOOL_WORKTREE;
-if (brief.includes('A push to the branch after the verdict')) {
-  appendFileSync(join(wt, 'helper.txt'), 'export const checked = true;\\n');
-} else {
-  writeFileSync(join(wt, 'helper.txt'), 'export const helper31 = 31;\\n');
-  writeFileSync(
-    join(wt, 'helper.test.mjs'),
-    "import { test } from 'node:test';\\nimport assert from 'node:assert';\\nimport { existsSync } from 'node:fs';\\n" +
-      "test('the helper is there', () => assert.ok(existsSync(new URL('./helper.txt', import.meta.url))));\\n",
-  );
-}
-writeFileSync(process.env.SCHOOL_USAGE_FILE, JSON.stringify({ inputTokens: 10, outputTokens: 5, costUsd: 0.01 }));
-`;
-
-function school(name: string, delivery: Record<string, unknown> = {}) {
-  const root = join(tmp.path, name);
-  const { bare, work, student } = loopRepo(root, { student: STUDENT });
-  const config = loopConfig(root, work, {
-    fleet: { daemons: [{ id: 'd1', worktrees: 1 }] },
-    agents: [{ id: 'student', command: [process.execPath, student, '{brief}'] }],
-    dispatch: { verify: [process.execPath, '--test'], crewTimeoutSeconds: 60 },
-    delivery: { draft: false, merge: 'when-green', ...delivery },
-  });
-  const layout = new StateLayout(config.stateDir);
-  // GitHub reads a pull request's head from the repository: the branch on origin.
-  const fake = new GitHubFake({ now: () => new Date(), branchHead: headOnOrigin(bare) });
-  const issue = fake.addIssue({ title: 'Add helper31' });
-  const client = fakeClient(fake);
-  const logger = memoryLogger();
-  const cycle = loopCycle({ config, layout, logger, client }, { merge: true });
-  const branch = `refs/heads/school/issue-${issue.number}`;
-  const head = () => gitOut(bare, 'rev-parse', branch).out;
-  const green = (sha = head(), name = 'ci') =>
-    fake.addCheckRun({ name, head_sha: sha, status: 'completed', conclusion: 'success' });
-  /** Someone else pushes a commit to the pull request's branch (a real push to origin). */
-  const pushAsSomeoneElse = () => {
-    const clone = join(root, `someone-${Date.now()}`);
-    git(root, 'clone', '-q', '-b', `school/issue-${issue.number}`, bare, clone);
-    writeFileSync(join(clone, 'helper.txt'), 'export const helper31 = 31; // tweaked by hand\n');
-    git(clone, 'commit', '-q', '-am', 'tweak by hand');
-    git(clone, 'push', '-q', 'origin', `school/issue-${issue.number}`);
-    const pushed = gitOut(clone, 'rev-parse', 'HEAD').out;
-    fake.pushToPull(fake.pulls[0]!.number);
-    return pushed;
-  };
-  const merges = () => fake.requestsTo('/merge', 'PUT');
-  const status = () => issue.comments[0]?.body ?? '';
-  return {
-    config,
-    layout,
-    fake,
-    issue,
-    cycle,
-    head,
-    green,
-    pushAsSomeoneElse,
-    merges,
-    status,
-    client,
-    logger,
-    bare,
-  };
-}
+/** The school of support/merge-school.ts in its own directory `name`. */
+const school = (name: string, delivery: Record<string, unknown> = {}) =>
+  mergeSchool(join(tmp.path, name), delivery);
 
 const said = (s: { logger: ReturnType<typeof memoryLogger> }) =>
   s.logger.lines.map((l) => l.message).join('\n');

@@ -1,6 +1,4 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createGitHubClient } from '../../src/github/client.js';
-import { octokitPort } from '../../src/github/issues-port.js';
 import { publishStatuses } from '../../src/feedback/refresh.js';
 import { feedbackLog, type CiExcused } from '../../src/feedback/log.js';
 import { schoolAlerts } from '../../src/board/alerts.js';
@@ -9,11 +7,10 @@ import { controlEvents, controlLog } from '../../src/dispatch/logs/control-log.j
 import { readRegistry } from '../../src/dispatch/logs/registry.js';
 import { event } from '../../src/state/event-log.js';
 import { memoryLogger } from '../../src/log.js';
-import { StateLayout } from '../../src/state/layout.js';
 import { crewAt as crew } from '../support/crew-events.js';
 import { recordDelivered } from '../support/deliveries.js';
-import { GitHubFake } from '../support/github-fake.js';
 import { tempDir } from '../support/tmp.js';
+import { statusIssue } from '../support/status-issue.js';
 import { config } from '../grading/helpers.js';
 
 /**
@@ -27,11 +24,7 @@ const tmp = tempDir('school-status-notes-');
 afterAll(() => tmp.cleanup());
 
 function setup(name: string) {
-  const fake = new GitHubFake({ owner: 'o', repo: 'r' });
-  const issue = fake.addIssue({ title: 'Rename helper' });
-  const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
-  const github = octokitPort(client, 'o/r', { retries: 0 });
-  const layout = new StateLayout(`${tmp.path}/${name}`);
+  const { fake, issue, github, layout } = statusIssue(`${tmp.path}/${name}`);
   const cfg = config({ repository: 'o/r' });
   const logger = memoryLogger();
   const publish = () => publishStatuses({ config: cfg, layout, logger, github });

@@ -1,7 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createGitHubClient } from '../../src/github/client.js';
 import { drainAndDeliver, drainFast } from '../support/drain-and-deliver.js';
-import { octokitPort } from '../../src/github/issues-port.js';
 import { Outbox, outboxFold, statusMarkerOf } from '../../src/outbox/outbox.js';
 import { publishStatuses, refreshStatuses } from '../../src/feedback/refresh.js';
 import { crewLog } from '../../src/dispatch/logs/registry.js';
@@ -9,20 +7,15 @@ import { event } from '../../src/state/event-log.js';
 import { crewAt as crew, plannedEvent } from '../support/crew-events.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
-import { GitHubFake } from '../support/github-fake.js';
 import { tempDir } from '../support/tmp.js';
+import { statusIssue } from '../support/status-issue.js';
 import { config, enqueueMany, fastGrade, job } from '../grading/helpers.js';
 
 const tmp = tempDir('school-status-comment-');
 afterAll(() => tmp.cleanup());
 
 function setup(name: string) {
-  const fake = new GitHubFake({ owner: 'o', repo: 'r' });
-  const issue = fake.addIssue({ title: 'Rename helper' });
-  const client = createGitHubClient({ token: 'test-token', fetch: fake.fetch, retryAfterBaseValue: 1 });
-  const github = octokitPort(client, 'o/r', { retries: 0 });
-  const layout = new StateLayout(`${tmp.path}/${name}`);
-  return { fake, issue, github, layout };
+  return statusIssue(`${tmp.path}/${name}`);
 }
 
 describe('one status comment per issue, edited in place (item 4, N7.2)', () => {
