@@ -4,6 +4,9 @@ import type { SchoolConfig } from '../../src/config/schema.js';
 import type { AdmissionDaemon, AdmissionInput } from '../../src/dispatch/gates/admission.js';
 import type { Candidate } from '../../src/dispatch/choice/order.js';
 import { crewLog } from '../../src/dispatch/logs/registry.js';
+import { recordHeartbeat } from '../../src/dispatch/fleet/fleet.js';
+import { planDispatch, type PlanInput } from '../../src/dispatch/plan.js';
+import { memoryLogger } from '../../src/log.js';
 import type { CrewOutcome } from '../../src/schemas/crew.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { event } from '../../src/state/event-log.js';
@@ -88,4 +91,29 @@ export async function finishCrew(
       at,
     ),
   ]);
+}
+
+/** A fresh heartbeat at `at` (xl observed, 50 GiB free) from each of `ids`, by default the whole fleet. */
+export async function heartbeats(
+  layout: StateLayout,
+  cfg: SchoolConfig,
+  at: Date,
+  ids: string[] = cfg.fleet.daemons.map((d) => d.id),
+): Promise<void> {
+  for (const daemon of ids)
+    await recordHeartbeat(layout, cfg, { daemon, observedClass: 'xl', freeDiskBytes: 50 * GiB, at });
+}
+
+/** planDispatch of `cfg` over `layout` as standby runs it, at `now` unless `over.clock` says otherwise. */
+export function standbyPlanner(cfg: SchoolConfig, layout: StateLayout, now: Date) {
+  return (curriculum: CurriculumItem[], over: Partial<PlanInput> = {}) =>
+    planDispatch({
+      config: cfg,
+      layout,
+      curriculum,
+      logger: memoryLogger(),
+      ...over,
+      clock: { now, ...over.clock },
+      mode: { standby: true, ...over.mode },
+    });
 }

@@ -13,7 +13,7 @@ import { StateLayout } from '../../src/state/layout.js';
 import { crewLog } from '../../src/dispatch/logs/registry.js';
 import { event } from '../../src/state/event-log.js';
 import { tempDir } from '../support/tmp.js';
-import { GiB, config, finishCrew, item } from './helpers.js';
+import { GiB, config, finishCrew, item, heartbeats } from './helpers.js';
 
 const dirs: Array<{ cleanup(): void }> = [];
 afterEach(() => dirs.splice(0).forEach((d) => d.cleanup()));
@@ -34,14 +34,7 @@ async function school(raw: Record<string, unknown> = {}) {
     dispatch: { maxCrews: 10 },
     ...raw,
   });
-  for (const dm of cfg.fleet.daemons) {
-    await recordHeartbeat(layout, cfg, {
-      daemon: dm.id,
-      observedClass: 'xl',
-      freeDiskBytes: 50 * GiB,
-      at: NOW,
-    });
-  }
+  await heartbeats(layout, cfg, NOW);
   const logger = memoryLogger();
   const plan = (curriculum: CurriculumItem[], over: Partial<PlanInput> = {}) =>
     planDispatch({ config: cfg, layout, curriculum, logger, ...over, clock: { now: NOW, ...over.clock } });

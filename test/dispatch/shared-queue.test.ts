@@ -1,14 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { recordHeartbeat } from '../../src/dispatch/fleet/fleet.js';
-import { planDispatch, type PlanInput } from '../../src/dispatch/plan.js';
 import { readRegistry } from '../../src/dispatch/logs/registry.js';
-import { memoryLogger } from '../../src/log.js';
-import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
 import { admit, type Admitted } from '../../src/dispatch/gates/admission.js';
 import { sharedEligible } from '../../src/dispatch/gates/standby.js';
-import { GiB, admission, candidate, config, daemon, item } from './helpers.js';
+import { GiB, admission, candidate, config, daemon, item, heartbeats, standbyPlanner } from './helpers.js';
 
 const dirs: Array<{ cleanup(): void }> = [];
 afterEach(() => dirs.splice(0).forEach((d) => d.cleanup()));
@@ -34,18 +30,8 @@ async function school() {
     },
     dispatch: { maxCrews: 3, crewTimeoutSeconds: 900, gradingReserveSeconds: 300, jobTimeoutMinutes: 360 },
   });
-  for (const id of ['d1', 'd2', 'd4'])
-    await recordHeartbeat(layout, cfg, { daemon: id, observedClass: 'xl', freeDiskBytes: 50 * GiB, at: NOW });
-  const plan = (curriculum: CurriculumItem[], over: Partial<PlanInput> = {}) =>
-    planDispatch({
-      config: cfg,
-      layout,
-      curriculum,
-      logger: memoryLogger(),
-      ...over,
-      clock: { now: NOW, ...over.clock },
-      mode: { standby: true, ...over.mode },
-    });
+  await heartbeats(layout, cfg, NOW, ['d1', 'd2', 'd4']);
+  const plan = standbyPlanner(cfg, layout, NOW);
   return { layout, plan };
 }
 

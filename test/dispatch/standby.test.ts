@@ -1,13 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { recordHeartbeat } from '../../src/dispatch/fleet/fleet.js';
-import { planDispatch, type PlanInput } from '../../src/dispatch/plan.js';
 import { crewLog, readRegistry } from '../../src/dispatch/logs/registry.js';
-import { memoryLogger } from '../../src/log.js';
 import type { CrewEvent } from '../../src/schemas/crew.js';
-import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
-import { GiB, config, item } from './helpers.js';
+import { config, item, heartbeats, standbyPlanner } from './helpers.js';
 import { finishedEvent, plannedEvent, startedEvent } from '../support/crew-events.js';
 
 const dirs: Array<{ cleanup(): void }> = [];
@@ -21,24 +17,8 @@ async function school(daemons: Array<{ id: string; worktrees: number }>, dispatc
   dirs.push(d);
   const layout = new StateLayout(d.path);
   const cfg = config({ fleet: { daemons }, dispatch });
-  for (const dm of cfg.fleet.daemons) {
-    await recordHeartbeat(layout, cfg, {
-      daemon: dm.id,
-      observedClass: 'xl',
-      freeDiskBytes: 50 * GiB,
-      at: NOW,
-    });
-  }
-  const plan = (curriculum: CurriculumItem[], over: Partial<PlanInput> = {}) =>
-    planDispatch({
-      config: cfg,
-      layout,
-      curriculum,
-      logger: memoryLogger(),
-      ...over,
-      clock: { now: NOW, ...over.clock },
-      mode: { standby: true, ...over.mode },
-    });
+  await heartbeats(layout, cfg, NOW);
+  const plan = standbyPlanner(cfg, layout, NOW);
   return { layout, cfg, plan };
 }
 
