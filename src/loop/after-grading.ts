@@ -66,7 +66,7 @@ export async function afterGrading(o: AfterGradingOptions): Promise<AfterGrading
       const d = await outbox.deliver(o.github, {
         logger,
         now,
-        ...(o.delivery ? { delivery: o.delivery } : {}),
+        delivery: o.delivery,
       });
       r.outboxDelivered = d.delivered;
     }

@@ -240,7 +240,7 @@ function jobSetup(input: DispatchJobInput, logger: Logger, context: RunContext):
     ...(repository ? { repository } : {}),
     ...(ttl.note ? { ttlNote: ttl.note } : {}),
     ...(jobNote ? { jobNote } : {}),
-    ...(jobStatus ? { jobStatus } : {}),
+    jobStatus,
   };
 }
 
@@ -455,14 +455,14 @@ async function runMode(
         logger,
         launch: { launcher: input.ports.launcher },
         context: job.context,
-        ...(bookbagsPath ? { bookbagsPath } : {}),
+        bookbagsPath,
         // N3.3: the job's remaining time, measured in-process on the monotonic clock (N3.2).
         remainingMs: () => budgetMs - (performance.now() - started),
         office: {
           // It cannot ask the office (its state is this job's copy); its own repairs it can plan.
           repairInJob: true,
-          ...(jobStatus ? { jobStatus } : {}),
-          ...(claims ? { claims } : {}),
+          jobStatus,
+          claims,
         },
         onProgress: (p) => logger.info(progressLine(daemon, p)),
       }),

@@ -201,7 +201,7 @@ export async function refillFor(o: {
     record: planningRecord(o.layout, o.logger, prsOpened(o.config, o.context)),
     owners: {
       plannedBy: plannerOwner(o.context ?? LOCAL_RUN),
-      ...(o.jobStatus ? { jobStatus: o.jobStatus } : {}),
+      jobStatus: o.jobStatus,
       driving: (daemon) => driverAlive(defaultRuntimeDir(o.layout.root), daemon),
     },
   });
@@ -219,11 +219,11 @@ function planningRecord(layout: StateLayout, logger: Logger, prs: boolean) {
   const revisions = revisionsOf(layout, logger);
   const open = prs ? openOf(layout, logger) : undefined;
   return {
-    ...(verdicts ? { verdicts } : {}),
-    ...(scores ? { scores } : {}),
-    ...(ledger ? { ledger } : {}),
+    verdicts,
+    scores,
+    ledger,
     ...(revisions.length ? { revisions } : {}),
-    ...(open ? { openPullRequests: open } : {}),
+    openPullRequests: open,
   };
 }
 
@@ -347,9 +347,9 @@ export async function runStep(o: RunStepOptions): Promise<RunStepResult> {
     logger: o.logger,
     launch: o.launch,
     ...(o.remainingMs ? { clock: { remainingMs: o.remainingMs } } : {}),
-    ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+    onProgress: o.onProgress,
     office: {
-      ...(office.claims ? { claims: office.claims } : {}),
+      claims: office.claims,
       ...(office.repairInJob && o.config.dispatch.repairInJob
         ? {
             repair: (crewId: string) =>
@@ -371,7 +371,7 @@ export async function runStep(o: RunStepOptions): Promise<RunStepResult> {
                 logger: o.logger,
                 ...ctx,
                 context,
-                ...(office.jobStatus ? { jobStatus: office.jobStatus } : {}),
+                jobStatus: office.jobStatus,
               }),
           }),
     },
