@@ -98,7 +98,7 @@ function withPorts(inputs: DispatchInputs, logger: Logger): DispatchJobInput {
     case 'next-cycle': {
       const { token, ...next } = inputs;
       // The run starts the next one with this job's token (actions: write).
-      return { ...next, ...(token ? { startWorkflow: workflowDispatcher(token, logger) } : {}) };
+      return { ...next, startWorkflow: token ? workflowDispatcher(token, logger) : undefined };
     }
     case 'heartbeat':
       return inputs;
