@@ -262,7 +262,7 @@ export async function planDispatch(input: PlanInput): Promise<PlanResult> {
       // and place under maxCrews for this very plan.
       const settled = reconcile(registry, now, {
         endedJobs,
-        ...(input.owners?.driving ? { driving: input.owners.driving } : {}),
+        driving: input.owners?.driving,
       });
       for (const e of settled.events) crewFold.apply(registry, e);
       const p = plan(registry);

@@ -69,7 +69,7 @@ export function choiceRule(
   read: { scores?: ScoreLookup | undefined; records?: RecordBook | undefined },
 ): ChoiceRule {
   return {
-    ...(read.scores ? { scores: read.scores } : {}),
+    scores: read.scores,
     ...(dispatch.choice === 'learning' && read.records
       ? { learning: { records: read.records, seed: dispatch.choiceSeed } }
       : {}),
