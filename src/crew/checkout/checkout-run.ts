@@ -109,7 +109,7 @@ export function runInCheckout(
     log: { file: o.logFile, maxBytes: o.config.dispatch.logMaxBytes },
     timeoutMs: o.timeoutMs,
     graceMs: o.graceMs,
-    ...(onSpawn ? { onSpawn } : {}),
+    onSpawn,
   });
 }
 

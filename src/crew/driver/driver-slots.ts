@@ -80,7 +80,7 @@ export class SlotDriver {
       layout: o.layout,
       daemon: o.daemon,
       logger: o.logger,
-      ...(o.office?.claims ? { claims: o.office.claims } : {}),
+      claims: o.office?.claims,
     });
   }
 

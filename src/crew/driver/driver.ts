@@ -153,7 +153,7 @@ export async function runAssignments(o: DriverOptions): Promise<DriverResult> {
       layout: o.layout,
       daemon: o.daemon,
       logger: o.logger,
-      ...(o.context ? { context: o.context } : {}),
+      context: o.context,
       runtimeDir,
       worktreeRoot,
       baseSha,

@@ -69,7 +69,7 @@ export async function reclaimOrcaOrphans(
     let uncollected: string | undefined;
     if (spec && turn === 1) {
       try {
-        const r = await collectCrew(spec, { logger: o.logger, ...(o.context ? { context: o.context } : {}) });
+        const r = await collectCrew(spec, { logger: o.logger, context: o.context });
         o.logger.info(
           `crew ${c.crewId}: collected after its runner died (its student had finished${killed ? `; ${killed} process(es) it left running stopped` : ''}): ${r.outcome}`,
         );
