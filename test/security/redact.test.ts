@@ -92,13 +92,16 @@ describe('redactText corpus', () => {
 
 describe('structural redact', () => {
   it('redacts sensitive keys and token-shaped values; identity fields survive untouched', () => {
-    const record = {
+    const identity = {
       key: 'grade:42:crew-7',
       type: 'job.failed',
       issue_number: 42,
       crew_id: 'crew-7',
       status: 'dead_letter',
       attempts: 3,
+    };
+    const record = {
+      ...identity,
       data: {
         password: 'hunter2hunter2',
         apiKey: 'whatever-it-is',
@@ -111,14 +114,7 @@ describe('structural redact', () => {
       },
     };
     const out = redact(record);
-    expect(out).toMatchObject({
-      key: 'grade:42:crew-7',
-      type: 'job.failed',
-      issue_number: 42,
-      crew_id: 'crew-7',
-      status: 'dead_letter',
-      attempts: 3,
-    });
+    expect(out).toMatchObject(identity);
     expect(out.data.password).toBe(REDACTED);
     expect(out.data.apiKey).toBe(REDACTED);
     expect(out.data.client_secret).toBe(REDACTED);

@@ -40,6 +40,24 @@ afterEach(() => {
   school = undefined;
 });
 
+/** Another slot of daemon d1: a worktree at slot 1 with the repository's files. */
+function otherSlot(s: School) {
+  git(
+    s.repo,
+    'worktree',
+    'add',
+    '--detach',
+    '-q',
+    join(defaultWorktreeRoot(s.layout.root), 'd1', 'slot-1'),
+    'HEAD',
+  );
+}
+
+/** What the driver does before it launches a daemon's crews: the baseline each crew restores. */
+async function baseline(s: School) {
+  writeBaseline(baselinePath(defaultRuntimeDir(s.layout.root), 'd1'), await captureBaseline(s.repo));
+}
+
 function redSchool(unconfined: boolean, agents: Array<Record<string, unknown>>, worktrees = 1): School {
   const s = (school = makeSchool({ worktrees, unconfined, extraAgents: agents }));
   s.config.dispatch.minFreeDiskGiB = 0;
@@ -144,15 +162,7 @@ describe.skipIf(!!noSandbox)('1. cross-crew forgery, in bubblewrap', () => {
 async function readOut(unconfined: boolean) {
   const s = redSchool(unconfined, [redTeamAgent('reader', 'read', { passEnv: ['RED_TEAM'] })], 2);
   const home = hostHome();
-  git(
-    s.repo,
-    'worktree',
-    'add',
-    '--detach',
-    '-q',
-    join(defaultWorktreeRoot(s.layout.root), 'd1', 'slot-1'),
-    'HEAD',
-  );
+  otherSlot(s);
   // Harmless copies for the unconfined writes: the real node binary and toolkit are only opened.
   const copies = join(s.root, 'toolkit-copy');
   mkdirSync(copies);
@@ -272,17 +282,8 @@ function repoState(repo: string) {
 async function sharedGit(unconfined: boolean) {
   const s = redSchool(unconfined, [redTeamAgent('gitter', 'git')], 2);
   // Another slot exists: its admin directory must stay out of sight.
-  git(
-    s.repo,
-    'worktree',
-    'add',
-    '--detach',
-    '-q',
-    join(defaultWorktreeRoot(s.layout.root), 'd1', 'slot-1'),
-    'HEAD',
-  );
-  // What the driver does before it launches a daemon's crews: the baseline each crew restores.
-  writeBaseline(baselinePath(defaultRuntimeDir(s.layout.root), 'd1'), await captureBaseline(s.repo));
+  otherSlot(s);
+  await baseline(s);
   const before = repoState(s.repo);
   const [r] = await runCrews(s, [{ crewId: 'c8-gitter01', issue: 8, agent: 'gitter' }]);
   return { s, r: r!, f: findings(s, 'c8-gitter01'), before, after: repoState(s.repo) };
@@ -350,7 +351,7 @@ async function reflog(unconfined: boolean) {
   writeFileSync(victim, '# the host user shell start-up file\n');
   const payload = `$(touch\${IFS}${s.root}/pwned)`;
   undo.push(setEnv({ RED_TEAM: JSON.stringify({ victim, payload }) }));
-  writeBaseline(baselinePath(defaultRuntimeDir(s.layout.root), 'd1'), await captureBaseline(s.repo));
+  await baseline(s);
   const [r] = await runCrews(s, [{ crewId: 'c9-reflog01', issue: 9, agent: 'reflogger' }]);
   return { r: r!, f: findings(s, 'c9-reflog01'), victim, payload };
 }
@@ -389,16 +390,8 @@ describe.skipIf(!!noSandbox)('5b. the slot admin directory, in bubblewrap', () =
  */
 async function remount(unconfined: boolean) {
   const s = redSchool(unconfined, [redTeamAgent('remounter', 'remount')], 2);
-  git(
-    s.repo,
-    'worktree',
-    'add',
-    '--detach',
-    '-q',
-    join(defaultWorktreeRoot(s.layout.root), 'd1', 'slot-1'),
-    'HEAD',
-  );
-  writeBaseline(baselinePath(defaultRuntimeDir(s.layout.root), 'd1'), await captureBaseline(s.repo));
+  otherSlot(s);
+  await baseline(s);
   const [r] = await runCrews(s, [{ crewId: 'c4-remount1', issue: 4, agent: 'remounter' }]);
   return { r: r!, f: findings(s, 'c4-remount1'), planted: join(s.repo, '.git', 'info', 'red-team-remount') };
 }

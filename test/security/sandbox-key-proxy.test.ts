@@ -1,5 +1,4 @@
 import { testHost } from '../support/host.js';
-import { spawn } from 'node:child_process';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { mkdirSync } from 'node:fs';
@@ -13,6 +12,7 @@ import { Sandbox } from '../../src/sandbox/sandbox.js';
 import { tempDir } from '../support/tmp.js';
 import { noSandbox, warnSkipped } from './helpers.js';
 import { policyFrom } from '../../src/config/sandbox-policy.js';
+import { runBoth } from '../support/run-both.js';
 
 /**
  * The key proxy (src/sandbox/key-proxy.ts): the agent's API key is added on the host side, in
@@ -348,16 +348,6 @@ describe('which agents run behind it', () => {
   });
 });
 
-function run(argv: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
-  return new Promise((done) => {
-    const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('close', (code) => done({ code: code ?? -1, out }));
-  });
-}
-
 describe.skipIf(!!noSandbox)('the key proxy, from inside the sandbox', () => {
   it('a confined process reaches the API through the proxy with a placeholder; the upstream itself is out of reach', async () => {
     const root = join(tmp.path, 'sandbox');
@@ -387,7 +377,7 @@ describe.skipIf(!!noSandbox)('the key proxy, from inside the sandbox', () => {
       );
       expect(confined.argv.join(' ')).not.toContain(REAL);
       expect(JSON.stringify(confined.env)).not.toContain(REAL);
-      const r = await run(confined.argv, confined.env as NodeJS.ProcessEnv);
+      const r = await runBoth(confined.argv, confined.env as NodeJS.ProcessEnv);
       expect(r.code, r.out).toBe(0);
       const said = JSON.parse(r.out.trim().split('\n').at(-1)!);
       expect(said.proxy).toBe(`200 ${JSON.stringify({ path: '/v1/messages', body: '{"q":1}' })}`);

@@ -1,5 +1,4 @@
 import { testHost } from '../support/host.js';
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdirSync, readdirSync } from 'node:fs';
@@ -13,6 +12,7 @@ import { Sandbox } from '../../src/sandbox/sandbox.js';
 import { tempDir } from '../support/tmp.js';
 import { noSandbox } from './helpers.js';
 import { policyFrom } from '../../src/config/sandbox-policy.js';
+import { runBoth } from '../support/run-both.js';
 
 /**
  * The egress proxy's unix socket on a deep runner workspace. A socket's path holds at most 107
@@ -35,16 +35,6 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-function run(argv: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
-  return new Promise((done) => {
-    const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('close', (code) => done({ code: code ?? -1, out }));
-  });
-}
-
 describe.skipIf(!!noSandbox)('the egress proxy socket under a deep workspace', () => {
   it('an allow-listed host is reached from a sandbox whose root is over the unix socket path limit', async () => {
     const root = join(tmp.path, 'home', 'runner', 'actions-runner', '_work', 'my-service', 'my-service');
@@ -65,7 +55,7 @@ describe.skipIf(!!noSandbox)('the egress proxy socket under a deep workspace', (
       home: sandbox.home('student'),
       allow: [target],
     });
-    const r = await run(confined.argv, confined.env as NodeJS.ProcessEnv);
+    const r = await runBoth(confined.argv, confined.env as NodeJS.ProcessEnv);
     expect(r.out.trim(), r.out).toBe('reached');
     expect(r.code).toBe(0);
     await sandbox.close();
