@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAssignments, type Progress } from '../../src/crew/driver/driver.js';
-import { runStep } from '../../src/loop/steps.js';
+
 import { deliveryFor } from '../../src/delivery/setup.js';
 import { runLoop } from '../../src/loop/loop.js';
 import { memoryLogger } from '../../src/log.js';
@@ -19,6 +19,7 @@ import {
   writeCurriculum,
   type School,
 } from './helpers.js';
+import { crewStep } from '../support/crew-step.js';
 
 let school: School | undefined;
 afterEach(() => school?.cleanup());
@@ -195,12 +196,9 @@ describe('disk floor at launch', () => {
       const s = (school = makeSchool({ worktrees: 1 }));
       writeCurriculum(s, [item(1)]);
       const logger = memoryLogger();
-      const r = await runStep({
-        config: s.config,
-        layout: s.layout,
-        daemon: 'd1',
+      const r = await crewStep(s, {
         logger,
-        launch: { launcher: await launcher(), freeDisk: () => 2 * 1024 ** 3, diskWaitMs: 500 },
+        launch: { freeDisk: () => 2 * 1024 ** 3, diskWaitMs: 500 },
         office: { refill: true },
       });
       // The refill itself waited on the floor: nothing was planned, nothing launched.

@@ -7,12 +7,12 @@ import { claimName, type ClaimContext } from '../../src/dispatch/leases/claims.j
 import { readCrewState } from '../../src/dispatch/leases/lease.js';
 import { CLAIMED_BEFORE, CLAIMED_ELSEWHERE, NO_CLAIM_SERVICE } from '../../src/crew/driver/driver-claims.js';
 import { recordSpend } from '../../src/dispatch/gates/spend.js';
-import { runStep } from '../../src/loop/steps.js';
-import { memoryLogger } from '../../src/log.js';
+
 import type { StateLayout } from '../../src/state/layout.js';
 import { dirClaimPort } from '../support/claim-port.js';
-import { launcher, type School } from './helpers.js';
+import { type School } from './helpers.js';
 import { RUN, ctx, jobCopy, planCrews, twoDaemons } from './shared-helpers.js';
+import { crewStep } from '../support/crew-step.js';
 
 /**
  * One queue per run, in the crew job: each daemon's job works on its own copy of the state (as on
@@ -27,17 +27,23 @@ async function job(
   daemon: string,
   claims?: ClaimContext,
 ) {
-  return runStep({
-    config: where.config,
-    layout: where.layout,
+  return crewStep(where, {
     daemon,
-    logger: memoryLogger(),
-    launch: { launcher: await launcher() },
     office: { refill: false, ...(claims ? { claims } : {}) },
   });
 }
 
 const SHARED = ['c3-00000003', 'c4-00000004', 'c5-00000005'];
+
+/** The `i`th shared crew (issue 3 + i), planned for `daemon`. */
+const shared = (i: number, daemon: string) => ({ crewId: SHARED[i]!, issue: 3 + i, daemon, shared: true });
+
+/** Two daemons whose plan holds d1's own crew c1 and `crews`, and the claim service they share. */
+async function queue(...crews: Parameters<typeof planCrews>[1]) {
+  const s = (school = twoDaemons());
+  await planCrews(s, [{ crewId: 'c1-00000001', issue: 1, daemon: 'd1' }, ...crews]);
+  return { s, port: dirClaimPort(join(s.root, 'claims-service')) };
+}
 
 describe('a crew job of a run with one shared queue', () => {
   it(
@@ -83,16 +89,9 @@ describe('a crew job of a run with one shared queue', () => {
 
   it(
     'skips its own shared crew when another job claimed it first; the crew is left as it is here',
-    {
-      timeout: 120_000,
-    },
+    { timeout: 120_000 },
     async () => {
-      const s = (school = twoDaemons());
-      await planCrews(s, [
-        { crewId: 'c1-00000001', issue: 1, daemon: 'd1' },
-        { crewId: SHARED[0]!, issue: 3, daemon: 'd1', shared: true },
-      ]);
-      const port = dirClaimPort(join(s.root, 'claims-service'));
+      const { s, port } = await queue(shared(0, 'd1'));
       // d2's job won it a moment ago.
       const other = join(s.root, 'other-claim.json');
       cpSync(s.layout.file('crews'), other);
@@ -110,17 +109,9 @@ describe('a crew job of a run with one shared queue', () => {
 
   it(
     'never runs a crew whose claim failed, and takes none of the queue on a failing service',
-    {
-      timeout: 120_000,
-    },
+    { timeout: 120_000 },
     async () => {
-      const s = (school = twoDaemons());
-      await planCrews(s, [
-        { crewId: 'c1-00000001', issue: 1, daemon: 'd1' },
-        { crewId: SHARED[0]!, issue: 3, daemon: 'd1', shared: true },
-        { crewId: SHARED[1]!, issue: 4, daemon: 'd2', shared: true },
-      ]);
-      const port = dirClaimPort(join(s.root, 'claims-service'));
+      const { s, port } = await queue(shared(0, 'd1'), shared(1, 'd2'));
       port.fail.create = 'HTTP 500 from the artifact service';
       const r = await job(s, s, 'd1', ctx(s, port, 'd1'));
       expect(r.launched).toEqual(['c1-00000001']);
@@ -136,18 +127,9 @@ describe('a crew job of a run with one shared queue', () => {
 
   it(
     "a re-run job lists the run's claims once and never claims what an earlier attempt claimed",
-    {
-      timeout: 180_000,
-    },
+    { timeout: 180_000 },
     async () => {
-      const s = (school = twoDaemons());
-      await planCrews(s, [
-        { crewId: 'c1-00000001', issue: 1, daemon: 'd1' },
-        { crewId: SHARED[0]!, issue: 3, daemon: 'd1', shared: true },
-        { crewId: SHARED[1]!, issue: 4, daemon: 'd2', shared: true },
-        { crewId: SHARED[2]!, issue: 5, daemon: 'd2', shared: true },
-      ]);
-      const port = dirClaimPort(join(s.root, 'claims-service'));
+      const { s, port } = await queue(shared(0, 'd1'), shared(1, 'd2'), shared(2, 'd2'));
       // Attempt 1 of this job claimed c3 (and may have run it); d2's job claimed c4.
       const before = join(s.root, 'attempt-1-claim.json');
       cpSync(s.layout.file('crews'), before);
@@ -169,15 +151,9 @@ describe('a crew job of a run with one shared queue', () => {
 
   it(
     'without a claim service, a shared crew is never started, not even by its planned daemon',
-    {
-      timeout: 120_000,
-    },
+    { timeout: 120_000 },
     async () => {
-      const s = (school = twoDaemons());
-      await planCrews(s, [
-        { crewId: 'c1-00000001', issue: 1, daemon: 'd1' },
-        { crewId: SHARED[0]!, issue: 3, daemon: 'd1', shared: true },
-      ]);
+      const { s } = await queue(shared(0, 'd1'));
       const r = await job(s, s, 'd1');
       expect(r.launched).toEqual(['c1-00000001']);
       expect(r.skipped).toEqual([{ crewId: SHARED[0], reason: NO_CLAIM_SERVICE }]);
@@ -189,11 +165,7 @@ describe('a crew job of a run with one shared queue', () => {
     "claims none of another daemon's crews once its standby stops (the spend cap)",
     { timeout: 120_000 },
     async () => {
-      const s = (school = twoDaemons());
-      await planCrews(s, [
-        { crewId: 'c1-00000001', issue: 1, daemon: 'd1' },
-        { crewId: SHARED[1]!, issue: 4, daemon: 'd2', shared: true },
-      ]);
+      const { s } = await queue(shared(1, 'd2'));
       await recordSpend(s.layout, 'c0-earlier', { costUsd: 5.5, crewId: 'c0-earlier', agent: 'editor' });
       const port = dirClaimPort(join(s.root, 'claims-service'));
       const config = { ...s.config, dispatch: { ...s.config.dispatch, spendCap: 5 } };
@@ -206,9 +178,7 @@ describe('a crew job of a run with one shared queue', () => {
 
   it(
     'the test claim service races for real: of several processes creating one claim, exactly one wins',
-    {
-      timeout: 120_000,
-    },
+    { timeout: 120_000 },
     async () => {
       const s = (school = twoDaemons());
       const service = join(s.root, 'claims-service');

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runAssignments, type Progress } from '../../src/crew/driver/driver.js';
 import { recordSpend } from '../../src/dispatch/gates/spend.js';
-import { planStep, runStep } from '../../src/loop/steps.js';
+import { planStep } from '../../src/loop/steps.js';
 import { memoryLogger } from '../../src/log.js';
 import { item, launcher, makeSchool, plan, registry, writeCurriculum, type School } from './helpers.js';
+import { crewStep } from '../support/crew-step.js';
 
 let school: School | undefined;
 afterEach(() => school?.cleanup());
@@ -47,12 +48,8 @@ describe('standby crews (Actions crew jobs, which cannot refill from the office)
       ]);
       const rec = recorder();
       // What the crew job does: no refill from the office, only what its plan gave it.
-      const r = await runStep({
-        config: s.config,
-        layout: s.layout,
-        daemon: 'd1',
+      const r = await crewStep(s, {
         logger,
-        launch: { launcher: await launcher() },
         office: { refill: false },
         onProgress: rec.onProgress,
       });
@@ -135,12 +132,7 @@ describe('a crew job repairs its own failed crew (dispatch.repairInJob)', () => 
         { crewId: 'c2-00000002', issue: 2, queued: true },
       ]);
       const order: number[] = [];
-      const r = await runStep({
-        config: s.config,
-        layout: s.layout,
-        daemon: 'd1',
-        logger: memoryLogger(),
-        launch: { launcher: await launcher() },
+      const r = await crewStep(s, {
         office: { refill: false, repairInJob: true },
         onProgress: (p) => {
           if (p.phase === 'launched') order.push(p.issueNumber!);
@@ -159,12 +151,7 @@ describe('a crew job repairs its own failed crew (dispatch.repairInJob)', () => 
     writeCurriculum(s, [item(1)]);
     await plan(s, [{ crewId: 'c1-00000001', issue: 1, agent: 'failer' }]);
     let launched = false;
-    const r = await runStep({
-      config: s.config,
-      layout: s.layout,
-      daemon: 'd1',
-      logger: memoryLogger(),
-      launch: { launcher: await launcher() },
+    const r = await crewStep(s, {
       office: { refill: false, repairInJob: true },
       // The job's time runs out once its one crew has started.
       remainingMs: () => (launched ? 0 : 3_600_000),
@@ -182,14 +169,12 @@ describe('a crew job repairs its own failed crew (dispatch.repairInJob)', () => 
     const config = { ...s.config, dispatch: { ...s.config.dispatch, repairInJob: false } };
     writeCurriculum(s, [item(1)]);
     await plan(s, [{ crewId: 'c1-00000001', issue: 1, agent: 'failer' }]);
-    const r = await runStep({
-      config,
-      layout: s.layout,
-      daemon: 'd1',
-      logger: memoryLogger(),
-      launch: { launcher: await launcher() },
-      office: { refill: false, repairInJob: true },
-    });
+    const r = await crewStep(
+      { config, layout: s.layout },
+      {
+        office: { refill: false, repairInJob: true },
+      },
+    );
     expect(r.repairs).toBeUndefined();
     expect(Object.keys(registry(s).crews)).toEqual(['c1-00000001']);
   });

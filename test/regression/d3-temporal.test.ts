@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { planStep, runStep } from '../../src/loop/steps.js';
+import { planStep } from '../../src/loop/steps.js';
 import { claimSlot, readCrewState } from '../../src/dispatch/leases/lease.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { silentLogger } from '../../src/log.js';
-import { launcher, makeSchool, writeIssues, type School } from './helpers.js';
+import { makeSchool, writeIssues, type School } from './helpers.js';
+import { crewStep } from '../support/crew-step.js';
 
 /**
  * Dimension 3 — temporal: the time budget of a job decides how many crews are admitted, a wall
@@ -35,14 +36,17 @@ describe('D3 temporal', () => {
       x.config.dispatch.crewTimeoutSeconds = 900;
       x.config.dispatch.gradingReserveSeconds = 300;
     });
+    /** The plan of a job started `minutes` ago. */
+    const planAfter = (minutes: number) =>
+      planStep({
+        config: t.config,
+        layout: t.layout,
+        logger: silentLogger,
+        beat: ['d1'],
+        jobStartedAt: new Date(Date.now() - minutes * 60_000),
+      });
     // 20 of 30 minutes gone: 600 s left < 900 s crew + 300 s grading.
-    const late = await planStep({
-      config: t.config,
-      layout: t.layout,
-      logger: silentLogger,
-      beat: ['d1'],
-      jobStartedAt: new Date(Date.now() - 20 * 60_000),
-    });
+    const late = await planAfter(20);
     expect(late.assignments).toHaveLength(0);
     expect(late.refused.map((r) => r.code)).toEqual([
       'time-budget',
@@ -54,13 +58,7 @@ describe('D3 temporal', () => {
     // 8 minutes gone: 1320 s left fits exactly one wave (1200 s), i.e. the K slots of the fleet, no
     // more (two need 2100 s). The planner reads its own clock: two minutes of margin, not 30 s, for a
     // loaded machine between this line and the plan.
-    const one = await planStep({
-      config: t.config,
-      layout: t.layout,
-      logger: silentLogger,
-      beat: ['d1'],
-      jobStartedAt: new Date(Date.now() - 8 * 60_000),
-    });
+    const one = await planAfter(8);
     expect(one.waves).toBe(1);
     expect(one.assignments.length).toBe(2);
   });
@@ -74,12 +72,8 @@ describe('D3 temporal', () => {
     const crews = Object.keys(readCrewState(t.layout).registry.crews);
     expect(crews).toHaveLength(1); // one slot: the second issue waits
     // Only the planned crew: the crew planned below is an attacker's, not work for this driver.
-    const running = runStep({
-      config: t.config,
-      layout: t.layout,
-      daemon: 'd1',
+    const running = crewStep(t, {
       logger: silentLogger,
-      launch: { launcher: await launcher() },
       office: { refill: false },
     });
     // Wait until the crew holds its lease, then try to claim the slot with a skewed clock.
@@ -119,12 +113,8 @@ describe('D3 temporal', () => {
     const planned = Object.keys(readCrewState(t.layout).registry.crews);
     expect(planned).toHaveLength(2);
     let calls = 0;
-    const r = await runStep({
-      config: t.config,
-      layout: t.layout,
-      daemon: 'd1',
+    const r = await crewStep(t, {
       logger: silentLogger,
-      launch: { launcher: await launcher() },
       // Plenty of time for the first launch, then the deadline is near.
       remainingMs: () => (calls++ === 0 ? 3_600_000 : 1_000),
     });

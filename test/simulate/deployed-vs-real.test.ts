@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Progress } from '../../src/crew/driver/driver.js';
 import { runLoop } from '../../src/loop/loop.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
-import { planStep, runStep } from '../../src/loop/steps.js';
+import { planStep } from '../../src/loop/steps.js';
 import { memoryLogger } from '../../src/log.js';
 import { simulateDeployed } from '../../lab/simulate/deployed.js';
 import { measure } from '../../lab/simulate/metrics.js';
@@ -12,6 +12,7 @@ import { resolveSimOptions } from '../../lab/simulate/options.js';
 import type { SimIssue, Workload } from '../../lab/simulate/workload.js';
 import { launcher, makeSchool, STUDENT, type School } from '../crew/helpers.js';
 import { writeIssues } from '../regression/helpers.js';
+import { crewStep } from '../support/crew-step.js';
 
 let school: School | undefined;
 afterEach(() => school?.cleanup());
@@ -190,19 +191,18 @@ describe('the simulator tells the truth about a GitHub crew job', () => {
       });
       const launched = new Map<string, { issue: number; at: number }>();
       const finished = new Map<string, number>();
-      const r = await runStep({
-        config,
-        layout: s.layout,
-        daemon: 'd1',
-        logger,
-        launch: { launcher: await launcher() },
-        office: { refill: false, repairInJob: true },
-        onProgress: (p: Progress) => {
-          if (p.phase === 'launched')
-            launched.set(p.crewId, { issue: p.issueNumber!, at: performance.now() });
-          if (p.phase === 'finished') finished.set(p.crewId, performance.now());
+      const r = await crewStep(
+        { config, layout: s.layout },
+        {
+          logger,
+          office: { refill: false, repairInJob: true },
+          onProgress: (p: Progress) => {
+            if (p.phase === 'launched')
+              launched.set(p.crewId, { issue: p.issueNumber!, at: performance.now() });
+            if (p.phase === 'finished') finished.set(p.crewId, performance.now());
+          },
         },
-      });
+      );
       expect(r.repairs).toHaveLength(1);
       expect(r.finished).toHaveLength(7);
       const crews = [...launched].map(([id, l]) => ({ ...l, s: (finished.get(id)! - l.at) / 1000 }));
