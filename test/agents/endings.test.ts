@@ -1,70 +1,58 @@
 import { describe, expect, it } from 'vitest';
-import { ClaudeReader, claudeEnding } from '../../src/agents/claude.js';
+import { ClaudeReader, claudeEnding, type TurnContext } from '../../src/agents/claude.js';
 import { codexEnding } from '../../src/agents/codex.js';
 import { lastArrayObject, MAX_LINE, scanText } from '../../src/agents/output.js';
 import { parseResetTime } from '../../src/agents/limits.js';
 import { claude, codex, uid } from './fake.js';
 
 const now = new Date('2026-04-30T10:00:00Z');
+/** What a tool printed on stdout, with nothing on stderr, and its exit code. */
+const out = (stdout: string, exitCode = 0) => ({ exitCode, stderr: '', stdout });
 const pricing = { inputPerMTok: 3, cachedInputPerMTok: 0.3, outputPerMTok: 15 };
 
 describe('claude endings', () => {
   it('is_error wins over subtype success; a result that is only a limit line is a limit whatever its flags', () => {
     const flagged = claudeEnding(
-      {
-        exitCode: 0,
-        stderr: '',
-        stdout: claude.result({ session: 's', cost: 0, isError: true, text: 'Credit balance is too low' }),
-      },
+      out(claude.result({ session: 's', cost: 0, isError: true, text: 'Credit balance is too low' })),
       now,
     );
     expect(flagged.kind).toBe('usage_limit');
     const unflagged = claudeEnding(
-      {
-        exitCode: 0,
-        stderr: '',
-        stdout: claude.result({ session: 's', cost: 0.01, text: "You've hit your limit · resets 3pm (UTC)" }),
-      },
+      out(claude.result({ session: 's', cost: 0.01, text: "You've hit your limit · resets 3pm (UTC)" })),
       now,
     );
     expect(unflagged).toMatchObject({ kind: 'usage_limit', resetAt: new Date('2026-04-30T15:00:00Z') });
     // A final message that merely mentions a limit is the agent's answer, not a limit.
     expect(
       claudeEnding(
-        {
-          exitCode: 0,
-          stderr: '',
-          stdout: claude.result({
+        out(
+          claude.result({
             session: 's',
             cost: 0,
             text: 'Fixed the retry loop: you hit your rate limit handler twice.',
           }),
-        },
+        ),
         now,
       ).kind,
     ).toBe('succeeded');
     const prose = `Implemented the retry. ${'The client now backs off when the API reports a rate limit. '.repeat(8)}`;
-    expect(
-      claudeEnding(
-        { exitCode: 0, stderr: '', stdout: claude.result({ session: 's', cost: 0, text: prose }) },
-        now,
-      ).kind,
-    ).toBe('succeeded');
+    expect(claudeEnding(out(claude.result({ session: 's', cost: 0, text: prose })), now).kind).toBe(
+      'succeeded',
+    );
   });
 
   it('error subtypes are failures with the subtype named; a --verbose array ends with the result', () => {
     const maxTurns = claudeEnding(
-      {
-        exitCode: 1,
-        stderr: '',
-        stdout: claude.result({
+      out(
+        claude.result({
           session: 's',
           cost: 0.3,
           subtype: 'error_max_turns',
           isError: true,
           text: '',
         }),
-      },
+        1,
+      ),
       now,
     );
     expect(maxTurns.kind).toBe('failed');
@@ -74,20 +62,20 @@ describe('claude endings', () => {
       { type: 'system', subtype: 'init' },
       JSON.parse(claude.result({ session: 'v', cost: 0.2 })),
     ]);
-    expect(claudeEnding({ exitCode: 0, stderr: '', stdout: verbose }, now)).toMatchObject({
+    expect(claudeEnding(out(verbose), now)).toMatchObject({
       kind: 'succeeded',
       sessionId: 'v',
     });
   });
 
   it('no output at all is never a success: nothing a claude CLI prints, a set-up problem', () => {
-    expect(claudeEnding({ exitCode: 0, stderr: '', stdout: '' }, now)).toMatchObject({
+    expect(claudeEnding(out(''), now)).toMatchObject({
       kind: 'could_not_start',
     });
     // The bin named in the reason is the one configured.
-    expect(
-      claudeEnding({ exitCode: 0, stderr: '', stdout: 'usage: foo\n' }, now, { bin: '/opt/foo' }).reason,
-    ).toBe('`/opt/foo` printed nothing a claude-code CLI prints (exit 0): usage: foo');
+    expect(claudeEnding(out('usage: foo\n'), now, { bin: '/opt/foo' }).reason).toBe(
+      '`/opt/foo` printed nothing a claude-code CLI prints (exit 0): usage: foo',
+    );
   });
 });
 
@@ -97,7 +85,7 @@ describe('codex endings', () => {
       JSON.stringify({ type: 'error', message: 'Reconnecting... 1/5' }) +
       '\n' +
       codex.run({ thread: 't', input: 1_000_000, cached: 500_000, output: 100_000 });
-    const e = codexEnding({ pricing }, { exitCode: 0, stderr: '', stdout }, now);
+    const e = codexEnding({ pricing }, out(stdout), now);
     // 500k × $3 + 500k × $0.30 + 100k × $15 per million = 1.5 + 0.15 + 1.5
     expect(e).toMatchObject({
       kind: 'succeeded',
@@ -109,22 +97,14 @@ describe('codex endings', () => {
   it('a quota error is a usage limit; a 401 cannot start; without pricing the cost is absent, not zero', () => {
     const quota = codexEnding(
       {},
-      {
-        exitCode: 1,
-        stderr: '',
-        stdout: codex.failed('t', 'Quota exceeded. Check your plan and billing details.'),
-      },
+      out(codex.failed('t', 'Quota exceeded. Check your plan and billing details.'), 1),
       now,
     );
     expect(quota.kind).toBe('usage_limit');
     expect(quota.usage?.costUsd).toBeUndefined();
     const auth = codexEnding(
       {},
-      {
-        exitCode: 1,
-        stderr: '',
-        stdout: codex.failed('t', 'unexpected status 401 Unauthorized: Missing bearer authentication'),
-      },
+      out(codex.failed('t', 'unexpected status 401 Unauthorized: Missing bearer authentication'), 1),
       now,
     );
     expect(auth.kind).toBe('could_not_start');
@@ -141,11 +121,7 @@ describe('codex usage beyond input, cached input and output', () => {
       output: 100_000,
       reasoning: 60_000,
     });
-    const priced = codexEnding(
-      { pricing: { ...pricing, cacheWritePerMTok: 3.75 } },
-      { exitCode: 0, stderr: '', stdout },
-      now,
-    );
+    const priced = codexEnding({ pricing: { ...pricing, cacheWritePerMTok: 3.75 } }, out(stdout), now);
     // 500k × $3 + 400k × $0.30 + 100k × $3.75 + 100k × $15 per million = 1.5 + 0.12 + 0.375 + 1.5
     expect(priced.usage).toEqual({
       inputTokens: 1_000_000,
@@ -156,7 +132,7 @@ describe('codex usage beyond input, cached input and output', () => {
       costUsd: 3.495,
     });
     // Without a price of their own, cache writes are input like any other.
-    const plain = codexEnding({ pricing }, { exitCode: 0, stderr: '', stdout }, now);
+    const plain = codexEnding({ pricing }, out(stdout), now);
     // 600k × $3 + 400k × $0.30 + 100k × $15 per million
     expect(plain.usage?.costUsd).toBe(3.42);
   });
@@ -165,19 +141,13 @@ describe('codex usage beyond input, cached input and output', () => {
     const th = uid('meter-cw');
     const first = codexEnding(
       { pricing },
-      {
-        exitCode: 0,
-        stderr: '',
-        stdout: codex.run({ thread: th, input: 1000, cached: 0, cacheWrite: 300, output: 10, reasoning: 4 }),
-      },
+      out(codex.run({ thread: th, input: 1000, cached: 0, cacheWrite: 300, output: 10, reasoning: 4 })),
       now,
     );
     const second = codexEnding(
       { pricing },
-      {
-        exitCode: 0,
-        stderr: '',
-        stdout: codex.run({
+      out(
+        codex.run({
           thread: th,
           input: 3000,
           cached: 800,
@@ -185,7 +155,7 @@ describe('codex usage beyond input, cached input and output', () => {
           output: 30,
           reasoning: 9,
         }),
-      },
+      ),
       now,
       { resumed: th, previous: first.meter },
     );
@@ -201,55 +171,38 @@ describe('codex usage beyond input, cached input and output', () => {
 
 describe('usage across the turns of one session', () => {
   const t = uid('meter');
-  it('codex: a resumed thread prints its running total; the turn is the difference', () => {
-    const first = codexEnding(
+  /** A priced codex turn that printed these running totals, resuming thread `t` after `previous` if given. */
+  const turn = (
+    printed: { thread?: string; input: number; cached: number; output: number },
+    previous?: TurnContext['previous'],
+  ) =>
+    codexEnding(
       { pricing },
-      { exitCode: 0, stderr: '', stdout: codex.run({ thread: t, input: 1000, cached: 100, output: 10 }) },
+      out(codex.run({ thread: t, ...printed })),
       now,
+      previous ? { resumed: t, previous } : {},
     );
+  it('codex: a resumed thread prints its running total; the turn is the difference', () => {
+    const first = turn({ input: 1000, cached: 100, output: 10 });
     expect(first.usage).toMatchObject({ inputTokens: 1000, cachedInputTokens: 100, outputTokens: 10 });
     expect(first.meter).toEqual({
       session: t,
       tokens: { input: 1000, cached: 100, output: 10, cacheWrite: 0, reasoning: 2 },
     });
     // As codex-cli 0.171 printed three turns of one thread: 1000 → 3000 → 6000 input tokens.
-    const second = codexEnding(
-      { pricing },
-      { exitCode: 0, stderr: '', stdout: codex.run({ thread: t, input: 3000, cached: 300, output: 30 }) },
-      now,
-      { resumed: t, previous: first.meter },
-    );
+    const second = turn({ input: 3000, cached: 300, output: 30 }, first.meter);
     expect(second.usage).toMatchObject({ inputTokens: 2000, cachedInputTokens: 200, outputTokens: 20 });
     // 1800 × $3 + 200 × $0.30 + 20 × $15 per million
     expect(second.usage?.costUsd).toBe(0.00576);
-    const third = codexEnding(
-      { pricing },
-      { exitCode: 0, stderr: '', stdout: codex.run({ thread: t, input: 6000, cached: 600, output: 60 }) },
-      now,
-      { resumed: t, previous: second.meter },
-    );
+    const third = turn({ input: 6000, cached: 600, output: 60 }, second.meter);
     expect(third.usage).toMatchObject({ inputTokens: 3000, cachedInputTokens: 300, outputTokens: 30 });
   });
 
   it('codex: a total below the previous one, or another thread, is the turn’s own', () => {
     const prev = { session: t, tokens: { input: 5000, cached: 0, output: 50 } };
-    const fresh = codexEnding(
-      { pricing },
-      { exitCode: 0, stderr: '', stdout: codex.run({ thread: t, input: 2000, cached: 0, output: 20 }) },
-      now,
-      { resumed: t, previous: prev },
-    );
+    const fresh = turn({ input: 2000, cached: 0, output: 20 }, prev);
     expect(fresh.usage).toMatchObject({ inputTokens: 2000, outputTokens: 20 });
-    const other = codexEnding(
-      { pricing },
-      {
-        exitCode: 0,
-        stderr: '',
-        stdout: codex.run({ thread: uid('other'), input: 9000, cached: 0, output: 90 }),
-      },
-      now,
-      { resumed: t, previous: prev },
-    );
+    const other = turn({ thread: uid('other'), input: 9000, cached: 0, output: 90 }, prev);
     expect(other.usage).toMatchObject({ inputTokens: 9000, outputTokens: 90 });
     expect(other.reason).toContain(`instead of resuming ${t}`);
   });
@@ -257,34 +210,28 @@ describe('usage across the turns of one session', () => {
   it('claude: a resumed session’s total_cost_usd holds the earlier turns in current releases, not in older ones', () => {
     const s = uid('claude-meter');
     const usage = { input: 100, output: 7, cacheRead: 300, cacheCreation: 20 };
-    const first = claudeEnding(
-      { exitCode: 0, stderr: '', stdout: claude.result({ session: s, cost: 0.00057, usage }) },
-      now,
-    );
+    const first = claudeEnding(out(claude.result({ session: s, cost: 0.00057, usage })), now);
     expect(first.meter).toEqual({ session: s, costUsd: 0.00057, modelTokens: 427 });
     // Claude Code 2.1: the resumed process printed total_cost_usd 0.00114 and modelUsage of both
     // turns, with its own usage.
     const current = claudeEnding(
-      {
-        exitCode: 0,
-        stderr: '',
-        stdout: claude.result({
+      out(
+        claude.result({
           session: s,
           cost: 0.00114,
           usage,
           modelUsage: { input: 200, output: 14, cacheRead: 600, cacheCreation: 40, cost: 0.00114 },
         }),
-      },
+      ),
       now,
       { resumed: s, previous: first.meter },
     );
     expect(current.usage).toMatchObject({ costUsd: 0.00057, inputTokens: 420, outputTokens: 7 });
     // Older releases restart the counter in the new process: the printed cost is the turn's.
-    const older = claudeEnding(
-      { exitCode: 0, stderr: '', stdout: claude.result({ session: s, cost: 0.0009, usage }) },
-      now,
-      { resumed: s, previous: first.meter },
-    );
+    const older = claudeEnding(out(claude.result({ session: s, cost: 0.0009, usage })), now, {
+      resumed: s,
+      previous: first.meter,
+    });
     expect(older.usage?.costUsd).toBe(0.0009);
   });
 });
@@ -292,11 +239,7 @@ describe('usage across the turns of one session', () => {
 describe('what a successful claude turn still reports', () => {
   it('names the tool calls that were denied permission', () => {
     const e = claudeEnding(
-      {
-        exitCode: 0,
-        stderr: '',
-        stdout: claude.result({ session: uid('d'), cost: 0.1, denials: ['Bash', 'Bash', 'WebFetch'] }),
-      },
+      out(claude.result({ session: uid('d'), cost: 0.1, denials: ['Bash', 'Bash', 'WebFetch'] })),
       now,
     );
     expect(e.kind).toBe('succeeded');

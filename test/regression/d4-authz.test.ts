@@ -10,7 +10,7 @@ import { drain } from '../../src/grading/drain.js';
 import { enqueueGradingJob } from '../../src/grading/enqueue.js';
 import { silentLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';
-import { crewsOnly, loop, makeSchool, writeIssues, type School } from './helpers.js';
+import { crewsOnly, loop, makeSchool, plainIssues, twoSlots, writeIssues, type School } from './helpers.js';
 
 /**
  * Dimension 4 — authorization shadows: a slot still holding another crew's change, a grading job
@@ -27,7 +27,7 @@ describe('D4 authN/Z shadow', () => {
   it('N4.1 a slot holding a foreign diff aborts the next crew before its student runs, with an alert', async () => {
     s = makeSchool({ worktrees: 1, ledger: true });
     s.config.dispatch.minFreeDiskGiB = 0;
-    await loop(s, writeIssues(s, [{ number: 1, title: 'a', body: 'b' }]));
+    await loop(s, writeIssues(s, plainIssues(1)));
     const slot = join(defaultWorktreeRoot(s.layout.root), 'd1', 'slot-0');
     expect(existsSync(slot)).toBe(true);
     // Issue B's uncommitted diff left in the slot (an Orca reuse race).
@@ -45,37 +45,24 @@ describe('D4 authN/Z shadow', () => {
   }, 60_000);
 
   it("N4.2 a grading job pointing at a sibling's bookbag is refused, never graded from it", async () => {
-    s = makeSchool({ worktrees: 2 });
-    s.config.dispatch.minFreeDiskGiB = 0;
-    s.config.dispatch.maxCrews = 2;
-    await crewsOnly(
-      s,
-      writeIssues(s, [
-        { number: 1, title: 'a', body: 'b' },
-        { number: 2, title: 'c', body: 'd' },
-      ]),
-    );
+    s = twoSlots();
+    await crewsOnly(s, writeIssues(s, plainIssues(2)));
     const crews = Object.values(readCrewState(s.layout).registry.crews);
     const [a, b] = [crews.find((c) => c.issueNumber === 1)!, crews.find((c) => c.issueNumber === 2)!];
     // A job derived from a wrong id: crew A's grading reads crew B's bookbag path.
-    await enqueueGradingJob(s.layout, {
-      issueNumber: 1,
-      crewId: `${a.crewId}-x`,
-      agent: a.agent,
-      domain: 'general',
-      difficulty: 2,
-      fences: [],
-      bookbag: `bookbags/${b.crewId}`,
-    });
-    await enqueueGradingJob(s.layout, {
-      issueNumber: 1,
-      crewId: `${a.crewId}-y`,
-      agent: a.agent,
-      domain: 'general',
-      difficulty: 2,
-      fences: [],
-      bookbag: '../../..',
-    });
+    for (const [suffix, bookbag] of [
+      ['x', `bookbags/${b.crewId}`],
+      ['y', '../../..'],
+    ] as const)
+      await enqueueGradingJob(s.layout, {
+        issueNumber: 1,
+        crewId: `${a.crewId}-${suffix}`,
+        agent: a.agent,
+        domain: 'general',
+        difficulty: 2,
+        fences: [],
+        bookbag,
+      });
     const r = await drain({
       config: s.config,
       layout: s.layout,

@@ -6,7 +6,16 @@ import { drain } from '../../src/grading/drain.js';
 import { GradingQueue } from '../../src/grading/queue.js';
 import { memoryLogger } from '../../src/log.js';
 import { recoverQuarantined } from '../../src/checkpoint/recover.js';
-import { crewsOnly, logText, loop, makeSchool, writeIssues, type School } from './helpers.js';
+import {
+  crewsOnly,
+  logText,
+  loop,
+  makeSchool,
+  plainIssues,
+  twoSlots,
+  writeIssues,
+  type School,
+} from './helpers.js';
 
 /**
  * Dimension 5 — data integrity cascade, the seed's sharpest day: a torn registry must not read as
@@ -29,16 +38,10 @@ const quarantined = (t: School, base: string) =>
 
 describe('D5 data integrity', () => {
   it('N5.1 corrupt crew registry: quarantined, nothing admitted, reason printed, and it stays a stop sign', async () => {
-    s = makeSchool({ worktrees: 2 });
-    s.config.dispatch.minFreeDiskGiB = 0;
-    s.config.dispatch.maxCrews = 2;
-    await loop(s, writeIssues(s, [{ number: 1, title: 'a', body: 'b' }]));
+    s = twoSlots();
+    await loop(s, writeIssues(s, plainIssues(1)));
     corruptMiddle(s.layout.file('crews'));
-    const src = writeIssues(s, [
-      { number: 1, title: 'a', body: 'b' },
-      { number: 2, title: 'c', body: 'd' },
-      { number: 3, title: 'e', body: 'f' },
-    ]);
+    const src = writeIssues(s, plainIssues(3));
     const r = await loop(s, src);
     expect(r.plan.assignments).toHaveLength(0);
     expect(r.plan.blocked).toBeTruthy();
@@ -52,17 +55,12 @@ describe('D5 data integrity', () => {
   }, 90_000);
 
   it('N5.1 recovery: the procedure the message gives merges what still parses back, and nothing done is planned again', async () => {
-    s = makeSchool({ worktrees: 2 });
-    s.config.dispatch.minFreeDiskGiB = 0;
-    s.config.dispatch.maxCrews = 2;
-    const first = await loop(s, writeIssues(s, [{ number: 1, title: 'a', body: 'b' }]));
+    s = twoSlots();
+    const first = await loop(s, writeIssues(s, plainIssues(1)));
     expect(first.plan.assignments.map((a) => a.issueNumber)).toEqual([1]);
     const before = readCrewState(s.layout).registry.crews;
     corruptMiddle(s.layout.file('crews'));
-    const src = writeIssues(s, [
-      { number: 1, title: 'a', body: 'b' },
-      { number: 2, title: 'c', body: 'd' },
-    ]);
+    const src = writeIssues(s, plainIssues(2));
     const stopped = await loop(s, src);
     expect(stopped.plan.assignments).toHaveLength(0);
     // The message names the safe procedure, and never tells anyone to delete the copy.
@@ -86,16 +84,8 @@ describe('D5 data integrity', () => {
   }, 120_000);
 
   it('N5.2 torn score ledger: grading stops, the ledger is quarantined and never re-seeded', async () => {
-    s = makeSchool({ worktrees: 2 });
-    s.config.dispatch.minFreeDiskGiB = 0;
-    s.config.dispatch.maxCrews = 2;
-    await loop(
-      s,
-      writeIssues(s, [
-        { number: 1, title: 'a', body: 'b' },
-        { number: 2, title: 'c', body: 'd' },
-      ]),
-    );
+    s = twoSlots();
+    await loop(s, writeIssues(s, plainIssues(2)));
     const scores = s.layout.file('scores');
     const before = readFileSync(scores, 'utf8');
     expect(before.trim().split('\n')).toHaveLength(2);
@@ -119,7 +109,7 @@ describe('D5 data integrity', () => {
   it('N5.2 the whole loop reports a torn ledger as drain.fatal instead of throwing', async () => {
     s = makeSchool({ worktrees: 1 });
     s.config.dispatch.minFreeDiskGiB = 0;
-    await loop(s, writeIssues(s, [{ number: 1, title: 'a', body: 'b' }]));
+    await loop(s, writeIssues(s, plainIssues(1)));
     corruptMiddle(s.layout.file('scores'));
     writeFileSync(s.layout.file('scores'), readFileSync(s.layout.file('scores'), 'utf8') + 'garbage\n{}\n');
     const r = await loop(s, writeIssues(s, [{ number: 2, title: 'c', body: 'd' }]));

@@ -52,6 +52,23 @@ export function writeIssues(s: School, issues: RawIssue[]): CurriculumSource {
   return { kind: 'file', path };
 }
 
+/** Issues 1 to `n` as the regressions write them: issue 1 is "a"/"b", issue 2 "c"/"d", issue 3 "e"/"f". */
+export function plainIssues(n: number): RawIssue[] {
+  return Array.from({ length: n }, (_, i) => ({
+    number: i + 1,
+    title: String.fromCharCode(97 + 2 * i),
+    body: String.fromCharCode(98 + 2 * i),
+  }));
+}
+
+/** A school of two slots admitting two crews at once, with no disk floor. */
+export function twoSlots(): School {
+  const s = makeSchool({ worktrees: 2 });
+  s.config.dispatch.minFreeDiskGiB = 0;
+  s.config.dispatch.maxCrews = 2;
+  return s;
+}
+
 /** One whole loop (fetch → plan → run every daemon → drain) with a capturing logger. */
 export async function loop(
   s: School,
