@@ -6,8 +6,7 @@ import { runCrew } from '../../src/crew/run/crew.js';
 import { silentLogger } from '../../src/log.js';
 import { childEnv } from '../../src/process/env.js';
 import { runProcess } from '../../src/process/run.js';
-import { StateLayout } from '../../src/state/layout.js';
-import { FIXTURES, item, plan, spec, writeCurriculum, type School } from './helpers.js';
+import { FIXTURES, item, plan, spec, writeCurriculum, type School, schoolAround } from './helpers.js';
 import { initRepo, tempDir } from '../support/tmp.js';
 
 /**
@@ -47,15 +46,7 @@ function cheatSchool(over: Record<string, unknown> = {}, files: Record<string, s
       ...over,
     },
   });
-  mkdirSync(config.stateDir, { recursive: true });
-  return {
-    root: t.path,
-    repo,
-    ledger: '',
-    layout: new StateLayout(config.stateDir),
-    config,
-    cleanup: t.cleanup,
-  };
+  return schoolAround(t, repo, config);
 }
 
 async function crew(s: School, n: number, agent: string) {

@@ -11,10 +11,18 @@ import { runSealedTests, SealedTestsError } from '../../src/grading/sealed.js';
 import type { Bookbag } from '../../src/bookbag/schema.js';
 import { silentLogger } from '../../src/log.js';
 import { missingProgram, notFoundIn, pathEntriesLeftOut } from '../../src/sandbox/not-found.js';
-import { StateLayout } from '../../src/state/layout.js';
 import { crewAlerts, noSandbox, setEnv, warnSkipped } from '../security/helpers.js';
 import { git, initRepo, tempDir } from '../support/tmp.js';
-import { FIXTURES, item, plan, registry, spec, writeCurriculum, type School } from './helpers.js';
+import {
+  FIXTURES,
+  item,
+  plan,
+  registry,
+  spec,
+  writeCurriculum,
+  type School,
+  schoolAround,
+} from './helpers.js';
 
 /**
  * A command that is not found (exit 127) in the sandbox is the school's failure when the host has
@@ -71,15 +79,7 @@ function school127(
       ...(install ? { install: { command: install } } : {}),
     },
   });
-  mkdirSync(config.stateDir, { recursive: true });
-  const s = {
-    root: t.path,
-    repo,
-    ledger: '',
-    layout: new StateLayout(config.stateDir),
-    config,
-    cleanup: t.cleanup,
-  };
+  const s = schoolAround(t, repo, config);
   return { s, bin };
 }
 

@@ -125,15 +125,18 @@ export function makeSchool(
     },
     ...(opts.unconfined || opts.ledger ? { sandbox: { kind: 'none' } } : {}),
   });
+  return schoolAround(t, repo, config, ledgerPath);
+}
+
+/** The school of a written config in the temporary directory `t`: its state directory made. */
+export function schoolAround(
+  t: { path: string; cleanup(): void },
+  repo: string,
+  config: SchoolConfig,
+  ledger = '',
+): School {
   mkdirSync(config.stateDir, { recursive: true });
-  return {
-    root: t.path,
-    repo,
-    ledger: ledgerPath,
-    layout: new StateLayout(config.stateDir),
-    config,
-    cleanup: t.cleanup,
-  };
+  return { root: t.path, repo, ledger, layout: new StateLayout(config.stateDir), config, cleanup: t.cleanup };
 }
 
 export function writeCurriculum(s: School, items: CurriculumItem[]): void {

@@ -16,7 +16,7 @@ import { crewAlerts } from '../security/helpers.js';
 import { testHost } from '../support/host.js';
 import { git, initRepo, tempDir, worktreeDiff } from '../support/tmp.js';
 import { writeBookbag } from '../grading/helpers.js';
-import { item, plan, registry, spec, writeCurriculum, type School } from './helpers.js';
+import { item, plan, registry, spec, writeCurriculum, type School, schoolAround } from './helpers.js';
 
 /**
  * Verification that knows its base (docs/grading.md, "Verification"): the unchanged base is verified
@@ -62,15 +62,7 @@ function makeSchool(
     agents: Object.entries(agents).map(([id, f]) => ({ id, command: student(bin, id, f) })),
     dispatch: { crewTimeoutSeconds: 90, leaseSeconds: 90, correctionTurns: 1, choice: 'greedy', ...dispatch },
   });
-  mkdirSync(config.stateDir, { recursive: true });
-  return {
-    root: t.path,
-    repo,
-    ledger: '',
-    layout: new StateLayout(config.stateDir),
-    config,
-    cleanup: t.cleanup,
-  };
+  return schoolAround(t, repo, config);
 }
 
 async function runOne(s: School, crewId: string, issue: number, agent: string) {
