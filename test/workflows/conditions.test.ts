@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { data, Evaluator, Lexer, Parser } from '@actions/expressions';
+import { data } from '@actions/expressions';
 import { truthy as isTruthy } from '@actions/expressions/result';
 import { convertWorkflowTemplate, NoOperationTraceWriter, parseWorkflow } from '@actions/workflow-parser';
 import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { Step, Workflow } from './rules.js';
+import { evaluate, interpolate, type Json } from './expressions.js';
 
 /**
  * Evaluates the workflows' job conditions and artifact names the way GitHub does: the conditions as
@@ -16,37 +17,9 @@ import type { Step, Workflow } from './rules.js';
  */
 
 type Result = 'success' | 'failure' | 'skipped';
-type Json = Record<string, unknown>;
-
-const STATUS = ['success', 'failure', 'cancelled', 'always'] as const;
-
-function evaluate(
-  expression: string,
-  context: Json,
-  status: Record<string, boolean> = {},
-): data.ExpressionData {
-  const lexed = new Lexer(expression).lex();
-  const infos = STATUS.map((name) => ({ name, minArgs: 0, maxArgs: 0 }));
-  const tree = new Parser(lexed.tokens, Object.keys(context), infos).parse();
-  const ctx = JSON.parse(JSON.stringify(context), data.reviver) as data.Dictionary;
-  const functions = new Map(
-    STATUS.map((name) => [
-      name,
-      { name, minArgs: 0, maxArgs: 0, call: () => new data.BooleanData(status[name] ?? name === 'always') },
-    ]),
-  );
-  return new Evaluator(tree, ctx, functions).evaluate();
-}
 
 /** GitHub's truthiness: false, 0, '', null and NaN are falsy. */
 const truthy = (v: data.ExpressionData) => isTruthy(v);
-
-/** A string with `${{ }}` parts, as GitHub interpolates it. */
-function interpolate(text: string, context: Json): string {
-  return text.replace(/\$\{\{([\s\S]*?)\}\}/g, (_, expr: string) =>
-    evaluate(expr.trim(), context).coerceString(),
-  );
-}
 
 interface Job {
   id: string;

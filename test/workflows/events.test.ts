@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { data, Evaluator, Lexer, Parser } from '@actions/expressions';
 import { truthy } from '@actions/expressions/result';
 import { convertWorkflowTemplate, NoOperationTraceWriter, parseWorkflow } from '@actions/workflow-parser';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { renderReviewRelay, renderWorkflow } from '../../src/cli/init-workflows.js';
+import { evaluate as evaluateIn, interpolate as interpolateIn, type Json } from './expressions.js';
 
 /**
  * Events start short cycles (docs/workflows.md, "Events"). Each caller — school-core's own
@@ -16,31 +16,9 @@ import { renderReviewRelay, renderWorkflow } from '../../src/cli/init-workflows.
  * takes the numbers: its plan runs and hands them to dispatch-crew.
  */
 
-type Json = Record<string, unknown>;
-const STATUS = ['success', 'failure', 'cancelled', 'always'] as const;
-
-function evaluate(expression: string, context: Json): data.ExpressionData {
-  const lexed = new Lexer(expression).lex();
-  const infos = STATUS.map((name) => ({ name, minArgs: 0, maxArgs: 0 }));
-  const tree = new Parser(lexed.tokens, Object.keys(context), infos).parse();
-  const ctx = JSON.parse(JSON.stringify(context), data.reviver) as data.Dictionary;
-  const functions = new Map(
-    STATUS.map((name) => [
-      name,
-      {
-        name,
-        minArgs: 0,
-        maxArgs: 0,
-        call: () => new data.BooleanData(name === 'success' || name === 'always'),
-      },
-    ]),
-  );
-  return new Evaluator(tree, ctx, functions).evaluate();
-}
-
-/** A string with `${{ }}` parts, as GitHub interpolates it. */
-const interpolate = (text: string, context: Json) =>
-  text.replace(/\$\{\{([\s\S]*?)\}\}/g, (_, expr: string) => evaluate(expr.trim(), context).coerceString());
+/** Evaluated and interpolated in a job that runs after its needs succeeded: `success()` is true. */
+const evaluate = (expression: string, context: Json) => evaluateIn(expression, context, { success: true });
+const interpolate = (text: string, context: Json) => interpolateIn(text, context, { success: true });
 
 interface Parsed {
   on: Json;

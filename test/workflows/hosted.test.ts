@@ -1,9 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { data, Evaluator, Lexer, Parser } from '@actions/expressions';
 import { truthy } from '@actions/expressions/result';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runScript } from './run-script.js';
 import { TESTED_VERSIONS } from '../../src/agents/tested-versions.js';
 import { dispatchOutputs } from '../../src/actions/dispatch-crew/summary.js';
 import { parseConfig } from '../../src/config/load.js';
@@ -24,21 +23,7 @@ const tmp = tempDir('school-hosted-');
 afterAll(() => tmp.cleanup());
 const wf = parseWorkflowYaml(readFileSync('.github/workflows/school-loop.yml', 'utf8'));
 
-function matrixOutputs(env: Record<string, string>) {
-  const output = join(tmp.path, `out-${Math.random().toString(36).slice(2)}`);
-  writeFileSync(output, '');
-  const r = spawnSync(process.execPath, [resolve('.github/scripts/daemon-matrix.mjs')], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '', GITHUB_OUTPUT: output, ...env },
-  });
-  const outputs = Object.fromEntries(
-    readFileSync(output, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-  return { status: r.status, stderr: r.stderr, outputs };
-}
+const matrixOutputs = (env: Record<string, string>) => runScript(tmp.path, 'daemon-matrix.mjs', env);
 
 function evaluate(expression: string, context: Record<string, unknown>): data.ExpressionData {
   const inner = /^\$\{\{([\s\S]*)\}\}$/.exec(expression.trim())?.[1] ?? expression;

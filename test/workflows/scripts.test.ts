@@ -1,30 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runScript } from './run-script.js';
 import { tempDir } from '../support/tmp.js';
 
 /** The small scripts the workflows run, executed as the runner does: plain node, env in, GITHUB_OUTPUT out. */
 
 const tmp = tempDir('school-workflow-scripts-');
 afterAll(() => tmp.cleanup());
-let n = 0;
 
-function run(script: string, env: Record<string, string>, args: string[] = []) {
-  const output = join(tmp.path, `output-${++n}`);
-  writeFileSync(output, '');
-  const r = spawnSync(process.execPath, [resolve('.github/scripts', script), ...args], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '', GITHUB_OUTPUT: output, ...env },
-  });
-  const outputs = Object.fromEntries(
-    readFileSync(output, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-  return { status: r.status, stderr: r.stderr, outputs };
-}
+const run = (script: string, env: Record<string, string>, args: string[] = []) =>
+  runScript(tmp.path, script, env, args);
 
 describe('daemon-matrix.mjs', () => {
   it('turns the plan matrix into daemon ids and writes the id-only matrix file', () => {
