@@ -97,15 +97,15 @@ export async function refreshStatuses(o: RefreshOptions): Promise<number[]> {
     const statuses = issueStatuses({
       registry,
       verdicts,
-      ...(contests ? { contests } : {}),
+      contests,
       deliveries,
       settled,
       notMoved,
       revisionStops,
       headsMoved,
       mergeRefusals,
-      ...(runUrl ? { runUrl } : {}),
-      ...(repoUrl ? { repoUrl } : {}),
+      runUrl,
+      repoUrl,
     });
     const notes = statusNotes(o.layout, feedback, deliveries);
     const bodies = new Map<number, string>();
