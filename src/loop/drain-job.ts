@@ -279,7 +279,7 @@ async function importAndRequeue(
         const h = await importHandoffs(layout, from, {
           config,
           logger,
-          ...(claims ? { claims } : {}),
+          claims,
         });
         logger.info(`imported ${h.dirs.length} handoff(s); refused ${h.refused.length} item(s)`);
         return;
@@ -331,7 +331,7 @@ async function judgeJob(
         config,
         layout,
         logger,
-        ...(inputs.limits ? { limits: inputs.limits } : {}),
+        limits: inputs.limits,
         judging: { grade: recordingGrader(layout, judge, entries) },
         worker: { context },
         observe: { progress: drainProgress({ logger }) },

@@ -73,16 +73,14 @@ function withPorts(inputs: DispatchInputs, logger: Logger): DispatchJobInput {
           // `/school stop|steer` for the crews this job runs, read with the job's read-only token.
           // The client lives in this driver only: the token never reaches a crew runner, a student,
           // a spec or the state (src/feedback/crew-job-control.ts).
-          ...(controlToken
-            ? {
-                control: (repository: string) =>
-                  octokitControl(
-                    // No waiting inside a request: the poll backs off itself and says so.
-                    createGitHubClient({ token: controlToken, logger, rateLimitRetries: 0 }),
-                    repository,
-                  ),
-              }
-            : {}),
+          control: controlToken
+            ? (repository: string) =>
+                octokitControl(
+                  // No waiting inside a request: the poll backs off itself and says so.
+                  createGitHubClient({ token: controlToken, logger, rateLimitRetries: 0 }),
+                  repository,
+                )
+            : undefined,
           launcher: [process.execPath, process.argv[1]!, '__run-crew'],
           // A runner reclaims an expired lease only once the job holding it has ended.
           jobLiveness: jobStatusFor(token, logger),
