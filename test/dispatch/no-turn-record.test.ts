@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RecordBook } from '../../src/dispatch/choice/record.js';
 import type { CrewRecord } from '../../src/dispatch/logs/registry.js';
 import { movesScore } from '../../src/grading/records.js';
+import { crewRecord } from '../support/crew-record.js';
 
 /**
  * A crew that ran no agent turn — a clean refresh whose merge of the base passed verification as it
@@ -9,15 +10,7 @@ import { movesScore } from '../../src/grading/records.js';
  * of the agent's crews, cost and minutes, and its verdict (`refresh_merged`) moves no score.
  */
 function crew(crewId: string, over: Partial<CrewRecord> = {}): CrewRecord {
-  return {
-    crewId,
-    issueNumber: 1,
-    daemon: 'd1',
-    agent: 'alpha',
-    weight: 'standard',
-    fences: [],
-    repair: false,
-    attempt: 1,
+  return crewRecord(crewId, {
     status: 'finished',
     plannedAt: '2026-12-01T10:00:00.000Z',
     startedAt: '2026-12-01T10:00:00.000Z',
@@ -25,7 +18,7 @@ function crew(crewId: string, over: Partial<CrewRecord> = {}): CrewRecord {
     outcome: 'succeeded',
     cell: { domain: 'api', difficulty: 2, size: 1 },
     ...over,
-  };
+  });
 }
 
 describe('a crew that ran no agent turn', () => {

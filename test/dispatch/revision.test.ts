@@ -7,6 +7,7 @@ import { memoryLogger } from '../../src/log.js';
 import type { CurriculumItem } from '../../src/schemas/curriculum.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
+import { crewRecord } from '../support/crew-record.js';
 import { GiB, config, finishCrew, item } from './helpers.js';
 
 /**
@@ -147,20 +148,12 @@ describe('planning revision crews', () => {
 describe('decideRevision: where a revision starts', () => {
   const registry = (finishedAt: string) => ({
     crews: {
-      c1: {
-        crewId: 'c1',
-        issueNumber: 1,
-        daemon: 'd1',
-        agent: 'alpha',
-        weight: 'standard' as const,
-        fences: [],
-        repair: false,
-        attempt: 1,
-        status: 'finished' as const,
+      c1: crewRecord('c1', {
+        status: 'finished',
         plannedAt: '2026-03-01T12:00:00Z',
-        outcome: 'succeeded' as const,
+        outcome: 'succeeded',
         finishedAt,
-      },
+      }),
     },
     leases: {},
   });

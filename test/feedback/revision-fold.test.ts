@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { feedbackFold, type FeedbackEvent, type FeedbackState } from '../../src/feedback/log.js';
 import { issueStatuses, statusComment } from '../../src/feedback/status.js';
 import { event } from '../../src/state/event-log.js';
+import type { CrewRecord } from '../../src/dispatch/logs/registry.js';
+import { crewRecord } from '../support/crew-record.js';
 
 /** `feedback.jsonl` keeps trusted and ignored feedback while its pull request is open (docs/delivery.md). */
 const at = (m: number) => new Date(Date.UTC(2026, 2, 1, 12, m));
@@ -68,27 +70,20 @@ describe('the feedback fold', () => {
 });
 
 describe('the status comment of a revision', () => {
-  const crew = (over: Record<string, unknown>) => ({
-    crewId: 'c2',
-    issueNumber: 1,
-    daemon: 'd1',
-    agent: 'alpha',
-    weight: 'standard' as const,
-    fences: [],
-    repair: false,
-    attempt: 1,
-    plannedAt: '2026-03-01T13:00:00Z',
-    revision: {
-      round: 2,
-      of: 3,
-      pr: 9,
-      branch: 'school/issue-1',
-      headSha: 'e'.repeat(40),
-      revises: 'c1',
-      feedback: ['review:1'],
-    },
-    ...over,
-  });
+  const crew = (over: Pick<CrewRecord, 'status'> & Partial<CrewRecord>) =>
+    crewRecord('c2', {
+      plannedAt: '2026-03-01T13:00:00Z',
+      revision: {
+        round: 2,
+        of: 3,
+        pr: 9,
+        branch: 'school/issue-1',
+        headSha: 'e'.repeat(40),
+        revises: 'c1',
+        feedback: ['review:1'],
+      },
+      ...over,
+    });
   const inputs = (c: ReturnType<typeof crew>, extra: Record<string, unknown> = {}) => ({
     registry: { crews: { c2: c }, leases: {} } as never,
     verdicts: new Map([['c2', { accepted: true, code: 'accepted' }]]),
