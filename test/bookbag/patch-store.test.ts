@@ -7,6 +7,7 @@ import { scrubFile } from '../../src/checkpoint/scrub.js';
 import { defaultGrader, readScopedBookbag, verificationFinding } from '../../src/grading/judges.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { git, initRepo, tempDir } from '../support/tmp.js';
+import { bookbagRecord } from '../support/bookbag-record.js';
 import { config, job, writeBookbag as writeGradingBookbag } from '../grading/helpers.js';
 // @ts-expect-error -- a plain ES module (the corpus student), typed by its use here
 import { BASE, CHANGED, GITHUB_TOKEN } from '../fixtures/corpus-student.mjs';
@@ -21,23 +22,7 @@ afterAll(() => tmp.cleanup());
 
 /** A record for writeBookbag. */
 function record(crewId: string) {
-  return {
-    schema: 1 as const,
-    crewId,
-    issueNumber: 1,
-    agent: 'alpha',
-    daemon: 'local',
-    role: 'coding',
-    domain: 'general',
-    difficulty: 1,
-    fences: [],
-    baseSha: 'b'.repeat(40),
-    briefSha: sha256('brief'),
-    changedFiles: [],
-    outcome: 'succeeded',
-    verification: null,
-    timings: { startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:01:00Z', durationMs: 1 },
-  };
+  return bookbagRecord(crewId, { difficulty: 1 });
 }
 
 /** The corpus change as `git diff --binary` writes it at its base. */

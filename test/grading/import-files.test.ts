@@ -8,6 +8,7 @@ import { SESSION_STORE_MAX_BYTES } from '../../src/bookbag/session-store.js';
 import { memoryLogger } from '../../src/log.js';
 import { StateLayout } from '../../src/state/layout.js';
 import { tempDir } from '../support/tmp.js';
+import { bookbagRecord } from '../support/bookbag-record.js';
 
 /**
  * A bookbag handed on from a job that ran student code is taken only as known, plain, bounded files;
@@ -21,24 +22,13 @@ const ID = '7bcbc302-e459-4378-8f4b-5de555570187';
 let n = 0;
 
 function record(crewId: string, sessionStore?: Bookbag['sessionStore']): Omit<Bookbag, 'diffSha'> {
-  return {
-    schema: 1,
-    crewId,
+  return bookbagRecord(crewId, {
     issueNumber: 7,
     agent: 'claude',
     daemon: 'd1',
-    role: 'coding',
-    domain: 'general',
-    difficulty: 2,
-    fences: [],
-    baseSha: 'b'.repeat(40),
-    briefSha: sha256('brief'),
-    changedFiles: [],
-    outcome: 'succeeded',
-    verification: null,
     ...(sessionStore ? { sessionStore } : {}),
     timings: { startedAt: '2026-12-01T00:00:00.000Z', finishedAt: '2026-12-01T00:01:00.000Z', durationMs: 1 },
-  };
+  });
 }
 
 const STORE = JSON.stringify({
