@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { runAssignments, type Progress } from '../../src/crew/driver/driver.js';
@@ -11,7 +11,6 @@ import { readJsonl } from '../../src/state/jsonl.js';
 import { EventLog, event } from '../../src/state/event-log.js';
 import { pauseStatus } from '../../src/dispatch/gates/pause.js';
 import {
-  FIXTURES,
   launcher,
   nodeFixture,
   item,
@@ -19,8 +18,10 @@ import {
   plan,
   registry,
   writeCurriculum,
+  writeDriverOptions,
   type School,
 } from './helpers.js';
+import { FAKE_ORCA, orcaDaemon } from './orca-helpers.js';
 
 let school: School | undefined;
 afterEach(() => school?.cleanup());
@@ -43,17 +44,7 @@ const events = (s: School) => readJsonl<Ev>(s.layout.file('crews')).records;
 
 /** Starts the driver fixture in its own process; resolves with its parsed stdout line. */
 async function driverProcess(s: School, crews: string[]) {
-  const opts = join(s.root, `driver-${Math.random().toString(16).slice(2)}.json`);
-  writeFileSync(
-    opts,
-    JSON.stringify({
-      config: s.config,
-      stateDir: s.layout.root,
-      daemon: 'd1',
-      crews,
-      launcher: await launcher(),
-    }),
-  );
+  const opts = await writeDriverOptions(s, crews, `driver-${Math.random().toString(16).slice(2)}.json`);
   const [node, ...args] = await nodeFixture('driver.ts');
   const child = spawn(node!, [...args, opts], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
@@ -271,20 +262,7 @@ describe('the orca classroom fails closed', () => {
   it('a missing node is named too for a Node-script install of the CLI (the seed’s `node: command not found`)', () => {
     const s = (school = makeSchool());
     const room = createClassroom({
-      daemon: {
-        id: 'd1',
-        labels: [],
-        worktrees: 1,
-        class: 'standard',
-        classroom: 'orca',
-        orca: {
-          binary: join(FIXTURES, 'orca', 'orca.mjs'),
-          args: [],
-          callTimeoutSeconds: 15,
-          waitSliceSeconds: 60,
-          startTimeoutSeconds: 30,
-        },
-      },
+      daemon: orcaDaemon({ binary: FAKE_ORCA }),
       repoPath: s.repo,
       root: s.root,
       path: join(s.root, 'empty-bin'),

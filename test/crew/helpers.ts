@@ -139,6 +139,22 @@ export function schoolAround(
   return { root: t.path, repo, ledger, layout: new StateLayout(config.stateDir), config, cleanup: t.cleanup };
 }
 
+/** Writes the options of a driver process (test/fixtures/driver.ts) for daemon d1 and `crews`; returns their path. */
+export async function writeDriverOptions(s: School, crews: string[], name = 'driver.json'): Promise<string> {
+  const opts = join(s.root, name);
+  writeFileSync(
+    opts,
+    JSON.stringify({
+      config: s.config,
+      stateDir: s.layout.root,
+      daemon: 'd1',
+      crews,
+      launcher: await launcher(),
+    }),
+  );
+  return opts;
+}
+
 export function writeCurriculum(s: School, items: CurriculumItem[]): void {
   writeFileSync(s.layout.file('curriculum'), items.map((i) => JSON.stringify(i)).join('\n') + '\n');
 }

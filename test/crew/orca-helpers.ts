@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { DaemonConfig } from '../../src/config/schema.js';
 import { FIXTURES, makeSchool, type School } from './helpers.js';
 
 /** The fake Orca CLI and runtime (test/fixtures/orca/orca.mjs). */
@@ -16,6 +17,21 @@ export interface OrcaSchool extends School {
   faults(f: Record<string, unknown>): void;
 }
 
+/** Daemon d1 in the Orca classroom; `orca` names the binary and what differs from these settings. */
+export function orcaDaemon(
+  orca: Partial<NonNullable<DaemonConfig['orca']>> & { binary: string },
+  worktrees = 1,
+): DaemonConfig {
+  return {
+    id: 'd1',
+    labels: [],
+    worktrees,
+    class: 'standard',
+    classroom: 'orca',
+    orca: { args: [], callTimeoutSeconds: 15, waitSliceSeconds: 60, startTimeoutSeconds: 30, ...orca },
+  };
+}
+
 export function orcaSchool(
   opts: Parameters<typeof makeSchool>[0] & {
     binary?: string;
@@ -27,21 +43,16 @@ export function orcaSchool(
   const userData = join(s.root, 'orca-ud');
   mkdirSync(userData, { recursive: true });
   s.config.fleet.daemons = [
-    {
-      id: 'd1',
-      labels: [],
-      worktrees: opts.worktrees ?? 1,
-      class: 'standard',
-      classroom: 'orca',
-      orca: {
+    orcaDaemon(
+      {
         binary: opts.binary ?? FAKE_ORCA,
-        args: [],
         userDataPath: userData,
         callTimeoutSeconds: 20,
         waitSliceSeconds: opts.waitSliceSeconds ?? 1,
         startTimeoutSeconds: opts.startTimeoutSeconds ?? 20,
       },
-    },
+      opts.worktrees ?? 1,
+    ),
   ];
   const env = { ...process.env, ORCA_USER_DATA_PATH: userData };
   const fake = (verb: string) =>

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { planStep } from '../../src/loop/steps.js';
@@ -14,8 +13,7 @@ import { silentLogger } from '../../src/log.js';
 import { git } from '../support/tmp.js';
 import { GitHubFake } from '../support/github-fake.js';
 import { crewsOnly, loop, makeSchool, writeIssues, type School } from './helpers.js';
-
-const FAKE_ORCA = fileURLToPath(new URL('../fixtures/orca/orca.mjs', import.meta.url));
+import { FAKE_ORCA, orcaDaemon } from '../crew/orca-helpers.js';
 
 /**
  * Dimension 7 — external dependencies fail: the Orca daemon dies under a crew, GitHub times out
@@ -37,21 +35,13 @@ describe('D7 external dependency failure', () => {
         env: { ...process.env, ORCA_USER_DATA_PATH: userData },
       });
     s.config.fleet.daemons = [
-      {
-        id: 'd1',
-        labels: [],
-        worktrees: 1,
-        class: 'standard',
-        classroom: 'orca',
-        orca: {
-          binary: FAKE_ORCA,
-          args: [],
-          userDataPath: userData,
-          callTimeoutSeconds: 20,
-          waitSliceSeconds: 1,
-          startTimeoutSeconds: 20,
-        },
-      },
+      orcaDaemon({
+        binary: FAKE_ORCA,
+        userDataPath: userData,
+        callTimeoutSeconds: 20,
+        waitSliceSeconds: 1,
+        startTimeoutSeconds: 20,
+      }),
     ];
     s.config.dispatch.minFreeDiskGiB = 0;
     const src = writeIssues(s, [{ number: 9, title: 'a', body: 'b' }]);

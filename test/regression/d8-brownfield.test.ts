@@ -9,8 +9,9 @@ import { defaultWorktreeRoot } from '../../src/crew/spec.js';
 import { fetchCurriculum } from '../../src/curriculum/fetch.js';
 import { silentLogger } from '../../src/log.js';
 import { readJsonl } from '../../src/state/jsonl.js';
-import { nodeFixture } from '../crew/helpers.js';
-import { assertClean, launcher, loop, makeSchool, writeIssues, type School } from './helpers.js';
+import { nodeFixture, writeDriverOptions } from '../crew/helpers.js';
+import { assertClean, loop, makeSchool, writeIssues, type School } from './helpers.js';
+import { orcaDaemon } from '../crew/orca-helpers.js';
 
 /**
  * Dimension 8 — brownfield: the seed's real past failures replayed as permanent tests (N8.1), and
@@ -71,22 +72,7 @@ describe('D8 brownfield', () => {
     mkdirSync(bin);
     writeFileSync(join(bin, 'orca'), '#!/bin/sh\nexec node "$@"\n');
     chmodSync(join(bin, 'orca'), 0o755);
-    s.config.fleet.daemons = [
-      {
-        id: 'd1',
-        labels: [],
-        worktrees: 1,
-        class: 'standard',
-        classroom: 'orca',
-        orca: {
-          binary: 'orca',
-          args: [],
-          callTimeoutSeconds: 15,
-          waitSliceSeconds: 60,
-          startTimeoutSeconds: 30,
-        },
-      },
-    ];
+    s.config.fleet.daemons = [orcaDaemon({ binary: 'orca' })];
     const src = writeIssues(s, [{ number: 1, title: 'a', body: 'b' }]);
     await fetchCurriculum({ layout: s.layout, config: s.config, source: src, logger: silentLogger });
     // The daemon beat while its Orca still answered (a beat from here would already say it cannot
@@ -100,17 +86,7 @@ describe('D8 brownfield', () => {
     const crews = Object.keys(readCrewState(s.layout).registry.crews);
     expect(crews).toHaveLength(1);
     // The daemon's driver runs as its own process with a PATH that has orca but no node.
-    const opts = join(s.root, 'driver.json');
-    writeFileSync(
-      opts,
-      JSON.stringify({
-        config: s.config,
-        stateDir: s.layout.root,
-        daemon: 'd1',
-        crews,
-        launcher: await launcher(),
-      }),
-    );
+    const opts = await writeDriverOptions(s, crews);
     const [node, script] = await nodeFixture('driver.ts');
     const started = performance.now();
     const out = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
