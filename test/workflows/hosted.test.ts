@@ -3,6 +3,7 @@ import { data, Evaluator, Lexer, Parser } from '@actions/expressions';
 import { truthy } from '@actions/expressions/result';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runScript } from './run-script.js';
+import type { SchoolConfig } from '../../src/config/schema.js';
 import { TESTED_VERSIONS } from '../../src/agents/tested-versions.js';
 import { dispatchOutputs } from '../../src/actions/dispatch-crew/summary.js';
 import { parseConfig } from '../../src/config/load.js';
@@ -22,6 +23,17 @@ import { parseWorkflowYaml, type Step } from './rules.js';
 const tmp = tempDir('school-hosted-');
 afterAll(() => tmp.cleanup());
 const wf = parseWorkflowYaml(readFileSync('.github/workflows/school-loop.yml', 'utf8'));
+
+/** dispatch-crew's outputs for a plan of nothing over the fleet of `config`, no daemon busy. */
+function planOutputs(config: SchoolConfig) {
+  const fleet = fleetStatus(config, { roster: {} } as never, new Date()).map((d) => ({
+    ...d,
+    busy: 0,
+    assigned: 0,
+  }));
+  const plan = { matrix: [], fleet, assignments: [], refused: [] };
+  return dispatchOutputs({ mode: 'plan', plan, notes: {} } as unknown as DispatchJobResult);
+}
 
 const matrixOutputs = (env: Record<string, string>) => runScript(tmp.path, 'daemon-matrix.mjs', env);
 
@@ -50,13 +62,7 @@ describe('a daemon on a GitHub-hosted runner', () => {
     const config = parseConfig({
       fleet: { daemons: [{ id: 'local', hosted: 'ubuntu-latest' }, { id: 'gpu' }] },
     });
-    const fleet = fleetStatus(config, { roster: {} } as never, new Date()).map((d) => ({
-      ...d,
-      busy: 0,
-      assigned: 0,
-    }));
-    const plan = { matrix: [], fleet, assignments: [], refused: [] };
-    const out = dispatchOutputs({ mode: 'plan', plan, notes: {} } as unknown as DispatchJobResult);
+    const out = planOutputs(config);
     expect(out.runners).toBe('{"local":"ubuntu-latest"}');
     expect(out.fleet).toBe('["local","gpu"]');
   });
@@ -70,13 +76,7 @@ describe('a daemon on a GitHub-hosted runner', () => {
         ],
       },
     });
-    const fleet = fleetStatus(config, { roster: {} } as never, new Date()).map((d) => ({
-      ...d,
-      busy: 0,
-      assigned: 0,
-    }));
-    const plan = { matrix: [], fleet, assignments: [], refused: [] };
-    const out = dispatchOutputs({ mode: 'plan', plan, notes: {} } as unknown as DispatchJobResult);
+    const out = planOutputs(config);
     expect(JSON.parse(out.runners!)).toEqual({ local: 'ubuntu-latest', gpu: ['linux', 'a100'] });
     expect(() => parseConfig({ fleet: { daemons: [{ id: 'gpu', labels: ['two words'] }] } })).toThrow(
       /fleet\.daemons\.0\.labels\.0.*runner label/s,
