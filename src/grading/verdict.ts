@@ -65,7 +65,8 @@ export function combine(findings: JudgeFinding[]): Verdict {
       : [...flagged(findings.filter((f) => f !== decider)), ...decider.reasons],
     score: failed ? 0 : decider.score,
     findings,
-    proof,
+    // A rejected verdict carries no proof key at all, not an undefined one.
+    ...(proof ? { proof } : {}),
   };
 }
 
