@@ -5,12 +5,12 @@ import {
   fileRows,
   parseCheckpointInputs,
   runCheckpoint
-} from "../chunks/chunk-JZEU45LL.js";
+} from "../chunks/chunk-LS3P4I2P.js";
 import {
   actionsArtifactPort,
   actionsCachePort
-} from "../chunks/chunk-STZTGWR2.js";
-import "../chunks/chunk-QOCFB67V.js";
+} from "../chunks/chunk-GQXXGBL3.js";
+import "../chunks/chunk-IDGS3VLY.js";
 import {
   actionsLogger,
   boardSummaryFrom,
@@ -19,12 +19,12 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-GHSCIT6R.js";
-import "../chunks/chunk-PBP6QD6S.js";
+} from "../chunks/chunk-VMKTNKA6.js";
+import "../chunks/chunk-BKBHR5T6.js";
 import {
   ConfigError,
   runContextFrom
-} from "../chunks/chunk-NW2M5I3Y.js";
+} from "../chunks/chunk-RQKCS4ET.js";
 import {
   getInput,
   setOutput

@@ -8,7 +8,7 @@ import {
   parseVerb,
   parseVerbWords,
   verbOptions
-} from "../chunks/chunk-7TB4PN7Z.js";
+} from "../chunks/chunk-B3GU5SBH.js";
 import {
   compact,
   isLog,
@@ -18,7 +18,7 @@ import {
   serializeLog,
   textReport,
   unionLogs
-} from "../chunks/chunk-JZEU45LL.js";
+} from "../chunks/chunk-LS3P4I2P.js";
 import {
   GiB,
   STOP_POLL_MS,
@@ -36,12 +36,12 @@ import {
   refusedPlan,
   runCrewFromSpec,
   runStep
-} from "../chunks/chunk-GJP2N5HN.js";
+} from "../chunks/chunk-7WPA7HFP.js";
 import {
   EXIT,
   deniedBy,
   worstExit
-} from "../chunks/chunk-KX5IS4Z5.js";
+} from "../chunks/chunk-KCXG35WN.js";
 import {
   afterGrading,
   countsLine,
@@ -54,7 +54,7 @@ import {
   requeueDeadLetters,
   verdictTable,
   withOutbox
-} from "../chunks/chunk-5LYEP32Q.js";
+} from "../chunks/chunk-KZ3K3YTV.js";
 import {
   SandboxLimits,
   SandboxUnavailableError,
@@ -72,21 +72,21 @@ import {
   verifyOnCleanCheckout,
   watchDeliveries,
   which
-} from "../chunks/chunk-NNR2D3DI.js";
+} from "../chunks/chunk-ZQHZ2EZS.js";
 import {
   NO_AGENTS
-} from "../chunks/chunk-GPOLCLS6.js";
+} from "../chunks/chunk-HMUESIHY.js";
 import {
   fetchCurriculum
-} from "../chunks/chunk-TIGRF2RZ.js";
+} from "../chunks/chunk-53JY7XQJ.js";
 import {
   consoleLogger
-} from "../chunks/chunk-QOCFB67V.js";
+} from "../chunks/chunk-IDGS3VLY.js";
 import {
   createGitHubClient,
   githubSource,
   runStages
-} from "../chunks/chunk-A2ABCFJX.js";
+} from "../chunks/chunk-MPT6XX2Q.js";
 import {
   ACTIVE_LANES,
   LANE_LABELS,
@@ -116,7 +116,7 @@ import {
   textTable,
   usd,
   where
-} from "../chunks/chunk-PBP6QD6S.js";
+} from "../chunks/chunk-BKBHR5T6.js";
 import {
   BOOKBAG_FILES,
   ConfigError,
@@ -158,7 +158,7 @@ import {
   withLock,
   writeFileAtomic,
   writeTextAtomic
-} from "../chunks/chunk-NW2M5I3Y.js";
+} from "../chunks/chunk-RQKCS4ET.js";
 import "../chunks/chunk-AIZTJZ6F.js";
 import "../chunks/chunk-A6TI274B.js";
 import {
@@ -1068,7 +1068,7 @@ var initCommand = {
     const remote = await originOf(top);
     const cloud = !remote || /(^|\.)github\.com$|\.ghe\.com$/.test(new URL(remote.server).host);
     const hosted = !values["self-hosted"] && cloud;
-    const text = renderInit({ ...verify ? { verify } : {}, ...found, hosted });
+    const text = renderInit({ verify, ...found, hosted });
     const config = parseConfig((0, import_yaml.parse)(text), "the generated school.yml");
     const configPath = relative(top, target).split(sep).join("/");
     const pinned = await checkRef({
@@ -1088,8 +1088,8 @@ var initCommand = {
     const lines = nextSteps({
       config,
       files: [target, workflow, relay],
-      ...verify ? { verify } : {},
-      ...remote ? { remote } : {}
+      verify,
+      remote
     });
     const pin = pinned.checked ? `The loop is pinned to ${toolkit}@${ref} (it exists on GitHub).` : `The loop is pinned to ${toolkit}@${ref} (not checked: ${pinned.why})` + (values.ref ? "." : `; if that release is not tagged yet, run init again with --ref main or a commit of ${toolkit}.`);
     process.stdout.write([pin, ...lines].join("\n"));
@@ -2178,7 +2178,7 @@ var doctorCommand = {
     const configPath = values.config ?? (existsSync5("school.yml") ? "school.yml" : void 0);
     const r = await runDoctor({
       ...configPath ? { configPath } : {},
-      ...values.daemon ? { daemon: values.daemon } : {},
+      daemon: values.daemon,
       runnerRoots: values["runner-dir"] ? [values["runner-dir"]] : runnerRoots()
     });
     if (values.summary)

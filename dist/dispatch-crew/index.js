@@ -7,22 +7,22 @@ import {
   ptraceWarning,
   runCrewFromSpec,
   runStep
-} from "../chunks/chunk-GJP2N5HN.js";
+} from "../chunks/chunk-7WPA7HFP.js";
 import {
   readNextCycle,
   recordNextCycle,
   thisRun
-} from "../chunks/chunk-NVNJP46M.js";
+} from "../chunks/chunk-PCG3373D.js";
 import {
   deniedBy
-} from "../chunks/chunk-KX5IS4Z5.js";
+} from "../chunks/chunk-KCXG35WN.js";
 import {
   booleanInput,
   importHandoffs,
   markHandoff,
   wholeNumberInput,
   writeHandoff
-} from "../chunks/chunk-MLZO64LU.js";
+} from "../chunks/chunk-EQMB3HHR.js";
 import {
   deliveredPullRequests,
   octokitFeedback,
@@ -36,22 +36,22 @@ import {
   toComment,
   untrustedFeedback,
   watchDeliveries
-} from "../chunks/chunk-NNR2D3DI.js";
+} from "../chunks/chunk-ZQHZ2EZS.js";
 import {
   CLAIMS_DIR,
   gradingVerdicts
-} from "../chunks/chunk-GPOLCLS6.js";
+} from "../chunks/chunk-HMUESIHY.js";
 import {
   actionsClaimPort,
   claimsHere,
   claimsUnsupported
-} from "../chunks/chunk-STZTGWR2.js";
+} from "../chunks/chunk-GQXXGBL3.js";
 import {
   createGitHubClient,
   isRateLimit,
   nextLink,
   runStages
-} from "../chunks/chunk-A2ABCFJX.js";
+} from "../chunks/chunk-MPT6XX2Q.js";
 import {
   actionsLogger,
   boardSummary,
@@ -60,10 +60,10 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-GHSCIT6R.js";
+} from "../chunks/chunk-VMKTNKA6.js";
 import {
   StateLayout
-} from "../chunks/chunk-PBP6QD6S.js";
+} from "../chunks/chunk-BKBHR5T6.js";
 import {
   ConfigError,
   CorruptStateError,
@@ -82,7 +82,7 @@ import {
   resolveConfig,
   rosterProblem,
   runContextFrom
-} from "../chunks/chunk-NW2M5I3Y.js";
+} from "../chunks/chunk-RQKCS4ET.js";
 import "../chunks/chunk-AIZTJZ6F.js";
 import {
   error,
@@ -578,7 +578,7 @@ function jobSetup(input, logger, context) {
     ...repository ? { repository } : {},
     ...ttl.note ? { ttlNote: ttl.note } : {},
     ...jobNote ? { jobNote } : {},
-    ...jobStatus ? { jobStatus } : {}
+    jobStatus
   };
 }
 __name(jobSetup, "jobSetup");
@@ -754,14 +754,14 @@ async function runMode(input, job, logger, started) {
       logger,
       launch: { launcher: input.ports.launcher },
       context: job.context,
-      ...bookbagsPath ? { bookbagsPath } : {},
+      bookbagsPath,
       // N3.3: the job's remaining time, measured in-process on the monotonic clock (N3.2).
       remainingMs: /* @__PURE__ */ __name(() => budgetMs - (performance.now() - started), "remainingMs"),
       office: {
         // It cannot ask the office (its state is this job's copy); its own repairs it can plan.
         repairInJob: true,
-        ...jobStatus ? { jobStatus } : {},
-        ...claims ? { claims } : {}
+        jobStatus,
+        claims
       },
       onProgress: /* @__PURE__ */ __name((p) => logger.info(progressLine(daemon2, p)), "onProgress")
     })
@@ -1345,13 +1345,11 @@ function withPorts(inputs, logger) {
           // `/school stop|steer` for the crews this job runs, read with the job's read-only token.
           // The client lives in this driver only: the token never reaches a crew runner, a student,
           // a spec or the state (src/feedback/crew-job-control.ts).
-          ...controlToken ? {
-            control: /* @__PURE__ */ __name((repository) => octokitControl(
-              // No waiting inside a request: the poll backs off itself and says so.
-              createGitHubClient({ token: controlToken, logger, rateLimitRetries: 0 }),
-              repository
-            ), "control")
-          } : {},
+          control: controlToken ? (repository) => octokitControl(
+            // No waiting inside a request: the poll backs off itself and says so.
+            createGitHubClient({ token: controlToken, logger, rateLimitRetries: 0 }),
+            repository
+          ) : void 0,
           launcher: [process.execPath, process.argv[1], "__run-crew"],
           // A runner reclaims an expired lease only once the job holding it has ended.
           jobLiveness: jobStatusFor(token, logger),
@@ -1365,7 +1363,7 @@ function withPorts(inputs, logger) {
       return { ...inputs, claimPort: actionsClaimPort };
     case "next-cycle": {
       const { token, ...next } = inputs;
-      return { ...next, ...token ? { startWorkflow: workflowDispatcher(token, logger) } : {} };
+      return { ...next, startWorkflow: token ? workflowDispatcher(token, logger) : void 0 };
     }
     case "heartbeat":
       return inputs;

@@ -9,14 +9,14 @@ import {
   requeueDeadLetters,
   verdictTable,
   withOutbox
-} from "../chunks/chunk-5LYEP32Q.js";
+} from "../chunks/chunk-KZ3K3YTV.js";
 import {
   booleanInput,
   handoffDirs,
   importBookbags,
   importHandoffs,
   wholeNumberInput
-} from "../chunks/chunk-MLZO64LU.js";
+} from "../chunks/chunk-EQMB3HHR.js";
 import {
   JUDGES,
   combine,
@@ -32,15 +32,15 @@ import {
   verificationFinding,
   verifyOnCleanCheckout,
   withJudgeSandbox
-} from "../chunks/chunk-NNR2D3DI.js";
-import "../chunks/chunk-GPOLCLS6.js";
+} from "../chunks/chunk-ZQHZ2EZS.js";
+import "../chunks/chunk-HMUESIHY.js";
 import {
   actionsClaimPort,
   claimsHere
-} from "../chunks/chunk-STZTGWR2.js";
+} from "../chunks/chunk-GQXXGBL3.js";
 import {
   runStages
-} from "../chunks/chunk-A2ABCFJX.js";
+} from "../chunks/chunk-MPT6XX2Q.js";
 import {
   actionsLogger,
   boardSummary,
@@ -49,11 +49,11 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-GHSCIT6R.js";
+} from "../chunks/chunk-VMKTNKA6.js";
 import {
   Outbox,
   StateLayout
-} from "../chunks/chunk-PBP6QD6S.js";
+} from "../chunks/chunk-BKBHR5T6.js";
 import {
   CREW_ID_PATTERN,
   ConfigError,
@@ -79,7 +79,7 @@ import {
   resolveConfig,
   runContextFrom,
   writeJsonAtomic
-} from "../chunks/chunk-NW2M5I3Y.js";
+} from "../chunks/chunk-RQKCS4ET.js";
 import "../chunks/chunk-AIZTJZ6F.js";
 import {
   setOutput
@@ -568,7 +568,7 @@ async function importAndRequeue(inputs, config, layout, queue, logger) {
         const h = await importHandoffs(layout, from, {
           config,
           logger,
-          ...claims ? { claims } : {}
+          claims
         });
         logger.info(`imported ${h.dirs.length} handoff(s); refused ${h.refused.length} item(s)`);
         return;
@@ -609,7 +609,7 @@ async function judgeJob(inputs, restored, logger, context) {
       config,
       layout,
       logger,
-      ...inputs.limits ? { limits: inputs.limits } : {},
+      limits: inputs.limits,
       judging: { grade: recordingGrader(layout, judge, entries) },
       worker: { context },
       observe: { progress: drainProgress({ logger }) }

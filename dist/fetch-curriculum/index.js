@@ -1,13 +1,13 @@
 import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);
 import {
   fetchCurriculum
-} from "../chunks/chunk-TIGRF2RZ.js";
-import "../chunks/chunk-QOCFB67V.js";
+} from "../chunks/chunk-53JY7XQJ.js";
+import "../chunks/chunk-IDGS3VLY.js";
 import {
   createGitHubClient,
   githubSource,
   runStages
-} from "../chunks/chunk-A2ABCFJX.js";
+} from "../chunks/chunk-MPT6XX2Q.js";
 import {
   actionsLogger,
   boardSummary,
@@ -16,13 +16,13 @@ import {
   runAction,
   secretInput,
   writeBlocks
-} from "../chunks/chunk-GHSCIT6R.js";
+} from "../chunks/chunk-VMKTNKA6.js";
 import {
   SUMMARY_HEADER,
   StateLayout,
   headline,
   summaryRows
-} from "../chunks/chunk-PBP6QD6S.js";
+} from "../chunks/chunk-BKBHR5T6.js";
 import {
   ConfigError,
   LOCAL_RUN,
@@ -31,7 +31,7 @@ import {
   parseRepository,
   resolveConfig,
   runContextFrom
-} from "../chunks/chunk-NW2M5I3Y.js";
+} from "../chunks/chunk-RQKCS4ET.js";
 import "../chunks/chunk-AIZTJZ6F.js";
 import {
   info,

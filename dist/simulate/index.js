@@ -4,14 +4,14 @@ import {
   VERSION,
   intOption,
   verbOptions
-} from "../chunks/chunk-7TB4PN7Z.js";
+} from "../chunks/chunk-B3GU5SBH.js";
 import {
   nextCycle
-} from "../chunks/chunk-NVNJP46M.js";
+} from "../chunks/chunk-PCG3373D.js";
 import {
   EXIT,
   Predictor
-} from "../chunks/chunk-KX5IS4Z5.js";
+} from "../chunks/chunk-KCXG35WN.js";
 import {
   admit,
   admitStandby,
@@ -24,7 +24,7 @@ import {
   scoresOf,
   sharedEligible,
   tailGuardThreshold
-} from "../chunks/chunk-GPOLCLS6.js";
+} from "../chunks/chunk-HMUESIHY.js";
 import {
   CAPACITY_CLASSES,
   ConfigError,
@@ -39,7 +39,7 @@ import {
   parseConfig,
   sfc32,
   writeTextAtomic
-} from "../chunks/chunk-NW2M5I3Y.js";
+} from "../chunks/chunk-RQKCS4ET.js";
 import {
   __name
 } from "../chunks/chunk-UEX66AHT.js";
