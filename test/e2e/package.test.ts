@@ -70,20 +70,26 @@ describe('the school-core package', () => {
       expect(files, f).toContain(f);
     for (const f of files) expect(f, f).not.toMatch(/^(src|test|bench|scripts|node_modules|\.github)\//);
     // The action entries run from the git tag (`uses: …@v1`), never from npm: of dist/ the package
-    // holds the CLI, the chunks it imports and the licences; dist/chunks/.npmignore leaves out the
-    // chunks only the actions import (the cache and artifact SDKs).
+    // holds the two bins (the CLI and school-simulate), the chunks they import and the licences;
+    // dist/chunks/.npmignore leaves out the chunks only the actions import (the cache and artifact SDKs).
     const dist = files.filter((f) => f.startsWith('dist/'));
-    expect(dist.filter((f) => !/^dist\/(cli\/|chunks\/|licenses\.txt$)/.test(f))).toEqual([]);
+    expect(dist.filter((f) => !/^dist\/(cli\/|simulate\/|chunks\/|licenses\.txt$)/.test(f))).toEqual([]);
     expect(dist.filter((f) => /^dist\/chunks\/(artifact|cache)-/.test(f))).toEqual([]);
-    const cli = readFileSync('dist/cli/index.js', 'utf8');
-    for (const [, chunk] of cli.matchAll(/"\.\.\/chunks\/([^"]+)"/g))
-      expect(files).toContain(`dist/chunks/${chunk}`);
+    for (const bin of ['dist/cli/index.js', 'dist/simulate/index.js']) {
+      expect(files).toContain(bin);
+      for (const [, chunk] of readFileSync(bin, 'utf8').matchAll(/"\.\.\/chunks\/([^"]+)"/g))
+        expect(files, `${bin} imports ${chunk}`).toContain(`dist/chunks/${chunk}`);
+    }
   });
 
-  it('is publishable: not private, both bins, provenance, and no dependency to fetch at run time', () => {
+  it('is publishable: not private, its bins, provenance, and no dependency to fetch at run time', () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as Record<string, unknown>;
     expect(pkg.private).toBeUndefined();
-    expect(pkg.bin).toEqual({ school: 'dist/cli/index.js', 'school-core': 'dist/cli/index.js' });
+    expect(pkg.bin).toEqual({
+      school: 'dist/cli/index.js',
+      'school-core': 'dist/cli/index.js',
+      'school-simulate': 'dist/simulate/index.js',
+    });
     expect(pkg.publishConfig).toEqual({ access: 'public', provenance: true });
     expect(pkg.repository).toMatchObject({
       type: 'git',
