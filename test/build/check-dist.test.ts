@@ -53,11 +53,16 @@ function files(): string[] {
 
 beforeAll(() => {
   initRepo(repo);
-  // The committed sources (a file being edited in the checkout may not build yet), this build script.
-  const archive = spawnSync('git', ['archive', 'HEAD', 'src', 'actions', 'package.json', 'tsconfig.json'], {
-    cwd: ROOT,
-    maxBuffer: 1 << 30,
-  });
+  // The committed sources (a file being edited in the checkout may not build yet; lab/ holds the
+  // simulator's bin), this build script.
+  const archive = spawnSync(
+    'git',
+    ['archive', 'HEAD', 'src', 'lab', 'actions', 'package.json', 'tsconfig.json'],
+    {
+      cwd: ROOT,
+      maxBuffer: 1 << 30,
+    },
+  );
   expect(archive.status, String(archive.stderr)).toBe(0);
   const untar = spawnSync('tar', ['-x', '-C', repo], { input: archive.stdout });
   expect(untar.status, String(untar.stderr)).toBe(0);
@@ -71,7 +76,7 @@ afterAll(() => tmp.cleanup());
 describe('npm run build', () => {
   it('writes every entry, its shared chunks in dist/chunks/, one licences file, all under 10 MB', () => {
     const all = files();
-    for (const name of [...ACTIONS, 'cli']) expect(all, name).toContain(`${name}/index.js`);
+    for (const name of [...ACTIONS, 'cli', 'simulate']) expect(all, name).toContain(`${name}/index.js`);
     expect(all).toContain('licenses.txt');
     expect(JSON.parse(readFileSync(join(dist, 'package.json'), 'utf8'))).toEqual({ type: 'module' });
     // One level below dist/: src/sandbox/sandbox.ts finds the toolkit two levels above its module.
