@@ -127,20 +127,20 @@ export const FAST: string[] = [
  * files first, and a long file started late runs on alone at the end. These start first.
  */
 const SLOWEST: Record<string, number> = {
-  'test/e2e/bundles.test.ts': 544,
-  'test/e2e/revision.test.ts': 488,
-  'test/agents/crew-agents.test.ts': 400,
-  'test/crew/verify-base.test.ts': 272,
-  'test/e2e/shared-queue.test.ts': 263,
-  'test/corpus/corpus.test.ts': 247,
-  'test/security/sandbox-toolchains.test.ts': 205,
-  'test/crew/slot-reset.test.ts': 197,
-  'test/e2e/ghes.test.ts': 179,
-  'test/crew/orca-orphans.test.ts': 178,
-  'test/agents/real/claude.test.ts': 176,
-  'test/e2e/hosted.test.ts': 155,
-  'test/e2e/revision-session.test.ts': 140,
-  'test/cli/init.test.ts': 138,
+  'test/e2e/bundles.test.ts': 268,
+  'test/corpus/corpus.test.ts': 213,
+  'test/e2e/revision.test.ts': 173,
+  'test/e2e/shared-queue.test.ts': 170,
+  'test/e2e/ghes.test.ts': 127,
+  'test/grading/policy-crews.test.ts': 116,
+  'test/corpus/fixtures.test.ts': 106,
+  'test/examples/quickstart.test.ts': 99,
+  'test/crew/slot-reset.test.ts': 93,
+  'test/crew/control-crew-job.test.ts': 90,
+  'test/agents/crew-agents.test.ts': 80,
+  'test/security/sandbox-first-crew.test.ts': 77,
+  'test/crew/orca-orphans.test.ts': 75,
+  'test/crew/control.test.ts': 74,
 };
 
 class SlowestFirst extends BaseSequencer {
